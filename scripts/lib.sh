@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in this folder.  Sourced, never run.
+#
+# Everything heavy lives in one cache folder outside the checkout, so a
+# fresh clone reuses earlier kernel builds, ccache objects and the base
+# image.  Override with CGF_CACHE=/some/where.
+
+CGF_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CGF_CACHE=${CGF_CACHE:-/var/cache/cgfilterd}
+CGF_KVERSION=6.1
+
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+say() {
+	printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+# need_pkgs PKG...: install the Debian packages that are missing.
+# Stamp-free: dpkg is the source of truth, so this is cheap when nothing
+# is missing and it works the same on a fresh machine.
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "missing Debian packages (run as root to install): ${missing[*]}"
+	say "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq || die "apt-get update failed"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install failed for: ${missing[*]}"
+}
+
+# hash_files FILE...: one digest over the names and contents of FILEs,
+# for "did the inputs of this step change" stamps.
+hash_files() {
+	local f
+	for f in "$@"; do
+		printf '%s\0' "${f##*/}"
+		cat "$f"
+	done | sha256sum | cut -d' ' -f1
+}
