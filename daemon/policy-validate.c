@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The validator, in the order a reader meets the problems:
+ *
+ *  1. filters alone: defined twice, CIDR / protocol / port combinations,
+ *     BPF program names that collide;
+ *  2. each attachment alone: unknown filters, a filter listed twice, more
+ *     than one program where the mode holds one, tenants, kernel features;
+ *  3. attachments in pairs, per direction, wherever their cgroup patterns
+ *     may meet: modes that differ, a filter attached twice, a second
+ *     program under none / override, anything below a `none`, more than 64
+ *     programs;
+ *  4. ordering per cgroup and direction: anchors that are not there,
+ *     preorder against non-preorder, cycles.
+ *
+ * "May meet" is decided from the patterns alone (cgroup-pattern.h), so
+ * that the answer holds for every cgroup tree, including the ones that
+ * appear after the check.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+
+#include "cgroup-pattern.h"
+#include "policy-validate.h"
+
+/* An attached filter whose definition, type and direction are known. */
+struct entry {
+	size_t attachment; /* index in p->attachments */
+	size_t index;      /* in its filters: list */
+	const struct cgf_filter_ref *ref;
+	const struct cgf_filter *filter;
+	bool reported_twice;
+};
+
+/* What an attachment puts on each direction: indexes into entries. */
+struct side {
+	size_t *entries;
+	size_t n;
+	bool reported_mode, reported_single, reported_below, reported_limit;
+};
+
+struct validator {
+	const struct cgf_policy *p;
+	const struct cgf_features *features;
+	struct cgf_diags *diags;
+	const struct cgf_filter **names; /* the first definition of each name, sorted */
+	size_t n_names;
+	struct entry *entries;
+	size_t n_entries;
+	struct side (*sides)[_CGF_DIRECTION_MAX]; /* per attachment */
+	struct cgf_pattern **patterns;            /* per attachment, NULL without a cgroup */
+};
+
+static void error_at(struct validator *v, struct cgf_pos pos, const char *format, ...) _printf_(3, 4);
+static void error_at(struct validator *v, struct cgf_pos pos, const char *format, ...) {
+	va_list ap;
+
+	va_start(ap, format);
+	cgf_diags_addv(v->diags, CGF_ERROR, pos, format, ap);
+	va_end(ap);
+}
+
+#define note(v, pos, ...) cgf_diags_note((v)->diags, pos, __VA_ARGS__)
+
+static bool filter_is_known(const struct cgf_filter *f) {
+	return f && cgf_pos_is_set(f->type_pos) && cgf_pos_is_set(f->direction_pos);
+}
+
+static const char *dir_str(enum cgf_direction d) {
+	return cgf_direction_to_string(d);
+}
+
+/* ---- 1. filters ---------------------------------------------------------- */
+
+static int compare_filters(const void *a, const void *b) {
+	const struct cgf_filter *x = *(const struct cgf_filter *const *) a, *y = *(const struct cgf_filter *const *) b;
+	int r = strcmp(x->name, y->name);
+
+	if (r != 0)
+		return r;
+	return x < y ? -1 : x > y; /* the array order: first defined first */
+}
+
+static int compare_filter_key(const void *key, const void *elem) {
+	return strcmp(key, (*(const struct cgf_filter *const *) elem)->name);
+}
+
+static const struct cgf_filter *lookup(const struct validator *v, const char *name) {
+	const struct cgf_filter *const *f;
+
+	if (!name)
+		return NULL;
+	f = bsearch(name, v->names, v->n_names, sizeof(*v->names), compare_filter_key);
+	return f ? *f : NULL;
+}
+
+/* Builds the name table; reports names defined twice, in one file or two. */
+static int index_filters(struct validator *v) {
+	const struct cgf_filter **all;
+	size_t n = 0;
+
+	all = calloc(v->p->n_filters + 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->p->n_filters; i++)
+		if (v->p->filters[i].name)
+			all[n++] = &v->p->filters[i];
+	qsort_safe(all, n, sizeof(*all), compare_filters);
+
+	/* Keep the first of each run of equal names; the array stays sorted. */
+	v->names = all;
+	v->n_names = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgf_filter *first = v->n_names > 0 ? all[v->n_names - 1] : NULL;
+
+		if (first && streq(first->name, all[i]->name)) {
+			error_at(v, all[i]->pos, "filter '%s' is already defined", all[i]->name);
+			note(v, first->pos, "first defined here");
+			continue;
+		}
+		all[v->n_names++] = all[i];
+	}
+	return 0;
+}
+
+static void check_rule(struct validator *v, const struct cgf_rule *r) {
+	char net[CGF_CIDR_STRLEN];
+
+	if (r->family == 0)
+		return; /* did not parse */
+
+	if (cgf_cidr_has_host_bits(r->family, r->addr, r->prefixlen)) {
+		cgf_cidr_format_network(r->family, r->addr, r->prefixlen, net);
+		error_at(v, r->cidr_pos, "cidr '%s' has host bits set; did you mean '%s'?", r->cidr, net);
+	}
+
+	if (r->protocol == CGF_PROTO_ICMP && r->family == AF_INET6)
+		error_at(v, r->protocol_pos, "protocol icmp is for IPv4, but cidr '%s' is IPv6; use icmpv6", r->cidr);
+	else if (r->protocol == CGF_PROTO_ICMPV6 && r->family == AF_INET)
+		error_at(v, r->protocol_pos, "protocol icmpv6 is for IPv6, but cidr '%s' is IPv4; use icmp", r->cidr);
+
+	if (cgf_pos_is_set(r->ports_pos) && r->protocol != CGF_PROTO_TCP && r->protocol != CGF_PROTO_UDP) {
+		if (r->protocol == CGF_PROTO_ANY)
+			error_at(v, r->ports_pos, "'ports' needs 'protocol: tcp' or 'protocol: udp' in the same rule");
+		else
+			error_at(v, r->ports_pos, "'ports' needs protocol tcp or udp, not %s",
+				 cgf_protocol_to_string(r->protocol));
+	}
+}
+
+static void check_filter(struct validator *v, const struct cgf_filter *f) {
+	if (!cgf_pos_is_set(f->type_pos) || f->type != CGF_FILTER_RULES)
+		return;
+	for (size_t i = 0; i < f->n_allow; i++)
+		check_rule(v, &f->allow[i]);
+	for (size_t i = 0; i < f->n_deny; i++)
+		check_rule(v, &f->deny[i]);
+}
+
+struct prog_name {
+	char name[CGF_PROG_NAME_MAX + 1];
+	const struct cgf_filter *filter;
+};
+
+static int compare_prog_names(const void *a, const void *b) {
+	const struct prog_name *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	if (r != 0)
+		return r;
+	return cgf_pos_compare(x->filter->pos, y->filter->pos);
+}
+
+/* Long names are shortened with a hash: two may end up the same. */
+static int check_prog_names(struct validator *v) {
+	_cleanup_free_ struct prog_name *names = NULL;
+	size_t n = 0;
+
+	names = calloc(v->n_names + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n_names; i++)
+		if (cgf_filter_name_is_valid(v->names[i]->name)) {
+			cgf_filter_prog_name(v->names[i]->name, names[n].name);
+			names[n++].filter = v->names[i];
+		}
+	qsort_safe(names, n, sizeof(*names), compare_prog_names);
+	for (size_t i = 1; i < n; i++)
+		if (streq(names[i - 1].name, names[i].name)) {
+			error_at(v, names[i].filter->pos,
+				 "filters '%s' and '%s' both get the BPF program name '%s'; rename one "
+				 "(names of up to %zu characters are kept whole)",
+				 names[i - 1].filter->name, names[i].filter->name, names[i].name,
+				 (size_t) CGF_PROG_NAME_MAX - strlen(CGF_PROG_PREFIX));
+			note(v, names[i - 1].filter->pos, "'%s' is defined here", names[i - 1].filter->name);
+		}
+	return 0;
+}
+
+/* ---- 2. each attachment -------------------------------------------------- */
+
+static void report_unknown(struct validator *v, struct cgf_pos pos, const char *name) {
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX, d;
+
+	for (size_t i = 0; i < v->n_names; i++) {
+		if (is_close_match(name, v->names[i]->name, &d) && d < best_d) {
+			best_d = d;
+			best = v->names[i]->name;
+		}
+	}
+	if (best)
+		error_at(v, pos, "unknown filter '%s'; did you mean '%s'?", name, best);
+	else
+		error_at(v, pos, "unknown filter '%s'", name);
+}
+
+/* Resolves a reference; reports an unknown name.  NULL if unusable. */
+static const struct cgf_filter *resolve(struct validator *v, const char *name, struct cgf_pos pos) {
+	const struct cgf_filter *f;
+
+	if (!name)
+		return NULL; /* did not parse */
+	f = lookup(v, name);
+	if (!f)
+		report_unknown(v, pos, name);
+	return f;
+}
+
+static int add_entry(struct validator *v, size_t ai, size_t index, const struct cgf_filter *f) {
+	const struct cgf_attachment *a = &v->p->attachments[ai];
+	struct side *side = &v->sides[ai][f->direction];
+	struct entry *e;
+	size_t *slot;
+
+	e = array_append((void **) &v->entries, v->n_entries, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct entry) { .attachment = ai, .index = index, .ref = &a->filters[index], .filter = f };
+	slot = array_append((void **) &side->entries, side->n, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = v->n_entries++;
+	side->n++;
+	return 0;
+}
+
+static const struct entry *side_entry(const struct validator *v, const struct side *s, size_t i) {
+	return &v->entries[s->entries[i]];
+}
+
+static void check_tenants(struct validator *v, size_t ai) {
+	const struct cgf_attachment *a = &v->p->attachments[ai];
+	const struct cgf_filter *carrier[_CGF_DIRECTION_MAX] = {};
+
+	/* The first rules filter of a direction applies that direction's
+	 * tenant filters. */
+	for (size_t i = 0; i < a->n_filters; i++) {
+		const struct cgf_filter *f = lookup(v, a->filters[i].filter);
+
+		if (filter_is_known(f) && f->type == CGF_FILTER_RULES && !carrier[f->direction])
+			carrier[f->direction] = f;
+	}
+
+	for (size_t t = 0; t < a->n_tenants; t++) {
+		const struct cgf_tenant *tn = &a->tenants[t];
+
+		/* First match wins: an entry after one that matches all it
+		 * could match never applies. */
+		for (size_t u = 0; u < t; u++) {
+			const struct cgf_tenant *earlier = &a->tenants[u];
+
+			if (streq(earlier->pattern, "*") ||
+			    (!cgf_pattern_is_glob(tn->pattern) &&
+			     fnmatch(earlier->pattern, tn->pattern, FNM_PATHNAME | FNM_NOESCAPE) == 0)) {
+				error_at(v, tn->pos,
+					 "tenant '%s' never applies: '%s' comes first and matches it "
+					 "(the first matching entry wins)",
+					 tn->pattern, earlier->pattern);
+				note(v, earlier->pos, "'%s' is here", earlier->pattern);
+				break;
+			}
+		}
+
+		for (size_t i = 0; i < tn->n_filters; i++) {
+			const struct cgf_filter_ref *ref = &tn->filters[i];
+			const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
+
+			for (size_t j = 0; f && j < i; j++)
+				if (streq_ptr(tn->filters[j].filter, ref->filter)) {
+					error_at(v, ref->pos, "filter '%s' is listed twice for tenant '%s'", ref->filter,
+						 tn->pattern);
+					note(v, tn->filters[j].pos, "first listed here");
+					f = NULL;
+				}
+			if (!filter_is_known(f))
+				continue;
+			if (f->type != CGF_FILTER_RULES)
+				error_at(v, ref->pos,
+					 "tenant filter '%s' is of type %s; a tenant's filters must be of type rules "
+					 "(the attachment's rules filter applies them as data)",
+					 f->name, cgf_filter_type_to_string(f->type));
+			else if (!carrier[f->direction])
+				error_at(v, ref->pos,
+					 "tenant filter '%s' is %s, but this attachment has no %s rules filter "
+					 "to apply it",
+					 f->name, dir_str(f->direction), dir_str(f->direction));
+		}
+	}
+}
+
+static void check_features(struct validator *v, const struct cgf_attachment *a) {
+	if (a->preorder && !v->features->preorder)
+		error_at(v, a->preorder_pos,
+			 "preorder: true needs the kernel-patch series "
+			 "(BPF_F_PREORDER, Linux ≥ 6.15 or cgfilterd's kernel-patch/)");
+	for (size_t i = 0; i < a->n_filters; i++) {
+		const struct cgf_filter_ref *ref = &a->filters[i];
+
+		if (ref->anchor != CGF_ANCHOR_NONE && !v->features->ordering)
+			error_at(v, ref->anchor_pos,
+				 "%s: needs the kernel-patch series "
+				 "(%s, Linux ≥ 6.17 or cgfilterd's kernel-patch/)",
+				 cgf_anchor_to_string(ref->anchor),
+				 ref->anchor == CGF_ANCHOR_BEFORE ? "BPF_F_BEFORE" : "BPF_F_AFTER");
+	}
+}
+
+static int check_attachment(struct validator *v, size_t ai) {
+	const struct cgf_attachment *a = &v->p->attachments[ai];
+	int r;
+
+	for (size_t i = 0; i < a->n_filters; i++) {
+		const struct cgf_filter_ref *ref = &a->filters[i];
+		const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
+		bool twice = false;
+
+		if (ref->anchor != CGF_ANCHOR_NONE && !lookup(v, ref->anchor_filter))
+			report_unknown(v, ref->anchor_pos, ref->anchor_filter);
+
+		for (size_t j = 0; f && j < i && !twice; j++)
+			if (streq_ptr(a->filters[j].filter, ref->filter)) {
+				error_at(v, ref->pos, "filter '%s' is listed twice in this attachment", ref->filter);
+				note(v, a->filters[j].pos, "first listed here");
+				twice = true;
+			}
+		if (twice || !filter_is_known(f))
+			continue;
+
+		/* Unusable without a cgroup; the entry stays out of the
+		 * checks that compare cgroups. */
+		if (!a->cgroup)
+			continue;
+		r = add_entry(v, ai, i, f);
+		if (r < 0)
+			return r;
+	}
+
+	if (a->mode != CGF_MODE_MULTI)
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+			struct side *s = &v->sides[ai][d];
+
+			if (s->n < 2)
+				continue;
+			error_at(v, side_entry(v, s, 1)->ref->pos,
+				 "mode %s allows one program per cgroup and direction; '%s' would replace '%s' "
+				 "on cgroup '%s' %s",
+				 cgf_mode_to_string(a->mode), side_entry(v, s, 1)->filter->name,
+				 side_entry(v, s, 0)->filter->name, a->cgroup, dir_str(d));
+			note(v, side_entry(v, s, 0)->ref->pos, "'%s' is attached here",
+			     side_entry(v, s, 0)->filter->name);
+			s->reported_single = true;
+		}
+
+	check_tenants(v, ai);
+	check_features(v, a);
+	return 0;
+}
+
+/* ---- 3. attachments in pairs --------------------------------------------- */
+
+static struct cgf_pos mode_pos(const struct cgf_attachment *a) {
+	return cgf_pos_is_set(a->mode_pos) ? a->mode_pos : a->cgroup_pos;
+}
+
+static const char *mode_words(const struct cgf_attachment *a) {
+	if (!cgf_pos_is_set(a->mode_pos))
+		return "multi (the default)";
+	return cgf_mode_to_string(a->mode);
+}
+
+/* "cgroup 'x'" when both name one cgroup, else "cgroups matching 'x' and 'y'" */
+static const char *where(const struct cgf_attachment *a, const struct cgf_attachment *b, char *buf, size_t size) {
+	if (streq(a->cgroup, b->cgroup))
+		snprintf(buf, size, "%s '%s'", cgf_pattern_is_glob(a->cgroup) ? "cgroups matching" : "cgroup",
+			 a->cgroup);
+	else
+		snprintf(buf, size, "cgroups matching both '%s' and '%s'", a->cgroup, b->cgroup);
+	return buf;
+}
+
+/* a and b (a first) may name one cgroup: compare what they put on d. */
+static void check_overlap(struct validator *v, size_t ai, size_t bi, unsigned d) {
+	const struct cgf_attachment *a = &v->p->attachments[ai], *b = &v->p->attachments[bi];
+	struct side *sa = &v->sides[ai][d], *sb = &v->sides[bi][d];
+	char buf[1024];
+
+	if (a->mode != b->mode && !sb->reported_mode) {
+		sb->reported_mode = true;
+		error_at(v, mode_pos(b), "conflicting modes on %s %s: %s here, %s in another attachment",
+			 where(a, b, buf, sizeof(buf)), dir_str(d), mode_words(b), mode_words(a));
+		note(v, mode_pos(a), "mode %s applies here", mode_words(a));
+	}
+
+	if (a->mode == b->mode && a->mode != CGF_MODE_MULTI && !sb->reported_single && !sa->reported_single) {
+		sb->reported_single = true;
+		error_at(v, side_entry(v, sb, 0)->ref->pos,
+			 "mode %s allows one program per cgroup and direction, but %s would get both "
+			 "'%s' (here) and '%s' (from another attachment) on %s",
+			 cgf_mode_to_string(a->mode), where(a, b, buf, sizeof(buf)),
+			 side_entry(v, sb, 0)->filter->name, side_entry(v, sa, 0)->filter->name, dir_str(d));
+		note(v, side_entry(v, sa, 0)->ref->pos, "'%s' is attached here", side_entry(v, sa, 0)->filter->name);
+	}
+
+	for (size_t i = 0; i < sb->n; i++) {
+		struct entry *e = &v->entries[sb->entries[i]];
+
+		for (size_t j = 0; j < sa->n && !e->reported_twice; j++) {
+			const struct entry *f = side_entry(v, sa, j);
+
+			if (f->filter != e->filter)
+				continue;
+			e->reported_twice = true;
+			error_at(v, e->ref->pos, "filter '%s' is attached twice to %s %s", e->filter->name,
+				 where(a, b, buf, sizeof(buf)), dir_str(d));
+			note(v, f->ref->pos, "also attached here");
+		}
+	}
+}
+
+/* none at a, something at b below it. */
+static void check_below_none(struct validator *v, size_t ai, size_t bi, unsigned d) {
+	const struct cgf_attachment *a = &v->p->attachments[ai], *b = &v->p->attachments[bi];
+	struct side *sb = &v->sides[bi][d];
+	bool sure = !cgf_pattern_is_glob(a->cgroup) && !cgf_pattern_is_glob(b->cgroup);
+
+	if (sb->reported_below)
+		return;
+	sb->reported_below = true;
+	error_at(v, b->cgroup_pos,
+		 "cgroup '%s' %s below '%s', which has mode none on %s: "
+		 "the kernel refuses any %s program there (EPERM)",
+		 b->cgroup, sure ? "lies" : "may lie", a->cgroup, dir_str(d), dir_str(d));
+	note(v, mode_pos(a), "mode none is set here; its 'tenants' give children rules of their own");
+}
+
+static int check_pairs(struct validator *v) {
+	const struct cgf_policy *p = v->p;
+	int r;
+
+	/* Compiled once: the pairs are many. */
+	for (size_t i = 0; i < p->n_attachments; i++)
+		if (p->attachments[i].cgroup) {
+			r = cgf_pattern_compile(p->attachments[i].cgroup, &v->patterns[i]);
+			if (r < 0)
+				return r;
+		}
+
+	for (size_t bi = 0; bi < p->n_attachments; bi++) {
+		const struct cgf_attachment *b = &p->attachments[bi];
+		size_t before[_CGF_DIRECTION_MAX] = {};
+
+		if (!b->cgroup)
+			continue;
+
+		/* A none pattern may meet itself one level down: "a/" "**". */
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+			if (b->mode == CGF_MODE_NONE && v->sides[bi][d].n > 0 &&
+			    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[bi])) {
+				v->sides[bi][d].reported_below = true;
+				error_at(v, b->cgroup_pos,
+					 "'%s' with mode none may match a cgroup and one below it: the kernel "
+					 "refuses the %s program of the lower one (EPERM)",
+					 b->cgroup, dir_str(d));
+				note(v, mode_pos(b), "mode none is set here");
+			}
+
+		for (size_t ai = 0; ai < bi; ai++) {
+			const struct cgf_attachment *a = &p->attachments[ai];
+			bool used = false, overlap;
+
+			if (!a->cgroup)
+				continue;
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				used = used || (v->sides[ai][d].n > 0 && v->sides[bi][d].n > 0);
+			if (!used)
+				continue;
+
+			overlap = cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+				if (v->sides[ai][d].n == 0 || v->sides[bi][d].n == 0)
+					continue;
+				if (overlap) {
+					before[d] += v->sides[ai][d].n;
+					check_overlap(v, ai, bi, d);
+				}
+				if (a->mode == CGF_MODE_NONE && !v->sides[bi][d].reported_below &&
+				    cgf_pattern_may_be_ancestor(v->patterns[ai], v->patterns[bi]))
+					check_below_none(v, ai, bi, d);
+				if (b->mode == CGF_MODE_NONE && !v->sides[ai][d].reported_below &&
+				    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[ai]))
+					check_below_none(v, bi, ai, d);
+			}
+		}
+
+		/* The kernel's limit, counted in the order of the files; for
+		 * patterns that only may meet, the count is an upper bound. */
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+			struct side *s = &v->sides[bi][d];
+			size_t at;
+
+			if (before[d] + s->n <= CGF_MAX_PROGS)
+				continue;
+			at = before[d] < CGF_MAX_PROGS ? CGF_MAX_PROGS - before[d] : 0;
+			error_at(v, side_entry(v, s, at)->ref->pos,
+				 "more than %d programs on cgroup '%s' %s: this is number %zu; "
+				 "the kernel refuses it (E2BIG)",
+				 CGF_MAX_PROGS, b->cgroup, dir_str(d), before[d] + at + 1);
+		}
+	}
+	return 0;
+}
+
+/* ---- 4. ordering --------------------------------------------------------- */
+
+struct edge {
+	size_t from, to;        /* group-local node numbers: from runs before to */
+	const struct entry *by; /* the entry whose position makes the edge */
+	bool explicit;          /* before: / after:, else the order of a list */
+};
+
+static int compare_edges(const void *a, const void *b) {
+	const struct edge *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+static struct cgf_pos edge_pos(const struct edge *e) {
+	return e->explicit ? e->by->ref->anchor_pos : e->by->ref->pos;
+}
+
+static void note_edge(struct validator *v, const struct edge *e, const struct entry *const *nodes) {
+	const char *x = nodes[e->from]->filter->name, *y = nodes[e->to]->filter->name;
+
+	if (!e->explicit)
+		note(v, edge_pos(e), "'%s' runs before '%s': listed in this order", x, y);
+	else
+		note(v, edge_pos(e), "'%s' runs before '%s' because of this '%s'", x, y,
+		     cgf_anchor_to_string(e->by->ref->anchor));
+}
+
+/* A cycle closed by edges[back]: path holds the edges that led from its
+ * start to the source of back. */
+static int report_cycle(struct validator *v, const struct entry *const *nodes, const struct edge *edges,
+			const size_t *path, size_t n_path, size_t back, unsigned d) {
+	_cleanup_free_ char *chain = NULL;
+	size_t start = n_path, size = 0, primary = back;
+	FILE *f;
+
+	/* The cycle begins where the path left the node that back returns to. */
+	if (edges[back].to != edges[back].from) {
+		while (start > 0 && edges[path[start - 1]].from != edges[back].to)
+			start--;
+		if (start > 0)
+			start--;
+	}
+
+	for (size_t i = start; i < n_path; i++)
+		if (edges[path[i]].explicit &&
+		    (!edges[primary].explicit || cgf_pos_compare(edge_pos(&edges[path[i]]), edge_pos(&edges[primary])) > 0))
+			primary = path[i];
+
+	f = open_memstream(&chain, &size);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "%s", nodes[edges[back].to]->filter->name);
+	for (size_t i = start; i <= n_path; i++) {
+		const struct edge *e = i < n_path ? &edges[path[i]] : &edges[back];
+
+		fprintf(f, " -> %s", nodes[e->to]->filter->name);
+	}
+	if (fclose(f) != 0)
+		return -ENOMEM;
+
+	error_at(v, edge_pos(&edges[primary]), "ordering cycle on cgroup '%s' %s: %s (each runs before the next)",
+		 v->p->attachments[nodes[0]->attachment].cgroup, dir_str(d), chain);
+	for (size_t i = start; i <= n_path; i++) {
+		size_t e = i < n_path ? path[i] : back;
+
+		if (e != primary)
+			note_edge(v, &edges[e], nodes);
+	}
+	return 0;
+}
+
+/* Depth-first search for cycles; each back edge is one cycle to report. */
+static int find_cycles(struct validator *v, const struct entry *const *nodes, size_t n, struct edge *edges,
+		       size_t n_edges, unsigned d) {
+	_cleanup_free_ size_t *first = NULL, *path = NULL, *next = NULL;
+	_cleanup_free_ unsigned char *color = NULL; /* 0 white, 1 on the path, 2 done */
+	int r;
+
+	qsort_safe(edges, n_edges, sizeof(*edges), compare_edges);
+	first = calloc(n + 1, sizeof(*first));
+	next = calloc(n + 1, sizeof(*next));
+	path = calloc(n + 1, sizeof(*path));
+	color = calloc(n + 1, 1);
+	if (!first || !next || !path || !color)
+		return -ENOMEM;
+	for (size_t i = 0, e = 0; i <= n; i++) {
+		while (e < n_edges && edges[e].from < i)
+			e++;
+		first[i] = e;
+	}
+
+	for (size_t root = 0; root < n; root++) {
+		size_t n_path = 0, node = root;
+
+		if (color[root])
+			continue;
+		color[root] = 1;
+		next[root] = first[root];
+		for (;;) {
+			if (next[node] < first[node + 1]) {
+				size_t e = next[node]++, to = edges[e].to;
+
+				if (color[to] == 1) {
+					r = report_cycle(v, nodes, edges, path, n_path, e, d);
+					if (r < 0)
+						return r;
+				} else if (color[to] == 0) {
+					path[n_path++] = e;
+					color[to] = 1;
+					next[to] = first[to];
+					node = to;
+				}
+				continue;
+			}
+			color[node] = 2;
+			if (n_path == 0)
+				break;
+			node = edges[path[--n_path]].from;
+		}
+	}
+	return 0;
+}
+
+static int compare_entries(const void *a, const void *b, void *userdata) {
+	const struct validator *v = userdata;
+	const struct entry *x = *(const struct entry *const *) a, *y = *(const struct entry *const *) b;
+	int r = strcmp(v->p->attachments[x->attachment].cgroup, v->p->attachments[y->attachment].cgroup);
+
+	if (r != 0)
+		return r;
+	if (x->filter->direction != y->filter->direction)
+		return x->filter->direction < y->filter->direction ? -1 : 1;
+	if (x->attachment != y->attachment)
+		return x->attachment < y->attachment ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One cgroup (as written) and direction: nodes are its entries in the
+ * order of the files. */
+static int check_group(struct validator *v, const struct entry *const *nodes, size_t n) {
+	_cleanup_free_ struct edge *edges = NULL;
+	unsigned d = nodes[0]->filter->direction;
+	size_t n_edges = 0;
+	const char *cgroup = v->p->attachments[nodes[0]->attachment].cgroup;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *e = nodes[i];
+		const struct cgf_attachment *a = &v->p->attachments[e->attachment];
+		size_t anchor = n;
+		struct edge *edge;
+
+		/* Within one list, each entry runs after the one before it
+		 * (of the same direction), anchored or not. */
+		if (i > 0 && nodes[i - 1]->attachment == e->attachment) {
+			edge = array_append((void **) &edges, n_edges, sizeof(*edge));
+			if (!edge)
+				return -ENOMEM;
+			*edge = (struct edge) { .from = i - 1, .to = i, .by = e };
+			n_edges++;
+		}
+		if (e->ref->anchor == CGF_ANCHOR_NONE)
+			continue;
+
+		if (!lookup(v, e->ref->anchor_filter))
+			continue; /* reported as unknown */
+		if (streq(e->ref->anchor_filter, e->filter->name)) {
+			error_at(v, e->ref->anchor_pos, "'%s' cannot be ordered relative to itself", e->filter->name);
+			continue;
+		}
+		for (size_t j = 0; j < n && anchor == n; j++)
+			if (streq(nodes[j]->filter->name, e->ref->anchor_filter))
+				anchor = j;
+		if (anchor == n) {
+			error_at(v, e->ref->anchor_pos,
+				 "%s: '%s' is not attached to cgroup '%s' %s; an anchor must be attached to the same "
+				 "cgroup (written the same way) and direction",
+				 cgf_anchor_to_string(e->ref->anchor), e->ref->anchor_filter, cgroup, dir_str(d));
+			continue;
+		}
+		if (v->p->attachments[nodes[anchor]->attachment].preorder != a->preorder) {
+			bool pre = a->preorder;
+
+			error_at(v, e->ref->anchor_pos,
+				 "'%s' is %spreorder and '%s' is %spreorder: the kernel runs preorder programs "
+				 "in a pass of their own and cannot order them against the others",
+				 e->filter->name, pre ? "" : "not ", e->ref->anchor_filter, pre ? "not " : "");
+			note(v, nodes[anchor]->ref->pos, "'%s' is attached here", e->ref->anchor_filter);
+			continue;
+		}
+
+		edge = array_append((void **) &edges, n_edges, sizeof(*edge));
+		if (!edge)
+			return -ENOMEM;
+		if (e->ref->anchor == CGF_ANCHOR_BEFORE)
+			*edge = (struct edge) { .from = i, .to = anchor, .by = e, .explicit = true };
+		else
+			*edge = (struct edge) { .from = anchor, .to = i, .by = e, .explicit = true };
+		n_edges++;
+	}
+
+	return find_cycles(v, nodes, n, edges, n_edges, d);
+}
+
+static int check_ordering(struct validator *v) {
+	_cleanup_free_ const struct entry **sorted = NULL;
+	int r;
+
+	sorted = calloc(v->n_entries + 1, sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n_entries; i++)
+		sorted[i] = &v->entries[i];
+	qsort_r_safe(sorted, v->n_entries, sizeof(*sorted), compare_entries, v);
+
+	for (size_t i = 0, j; i < v->n_entries; i = j) {
+		const struct entry *e = sorted[i];
+
+		for (j = i + 1; j < v->n_entries; j++)
+			if (!streq(v->p->attachments[sorted[j]->attachment].cgroup, v->p->attachments[e->attachment].cgroup) ||
+			    sorted[j]->filter->direction != e->filter->direction)
+				break;
+		r = check_group(v, sorted + i, j - i);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cgf_policy_validate(const struct cgf_policy *p, const struct cgf_features *features, struct cgf_diags *diags) {
+	struct validator v = {
+		.p = p,
+		.features = features,
+		.diags = diags,
+	};
+	int r;
+
+	v.sides = calloc(p->n_attachments + 1, sizeof(*v.sides));
+	v.patterns = calloc(p->n_attachments + 1, sizeof(*v.patterns));
+	if (!v.sides || !v.patterns) {
+		r = -ENOMEM;
+		goto finish;
+	}
+
+	r = index_filters(&v);
+	if (r < 0)
+		goto finish;
+	for (size_t i = 0; i < v.n_names; i++)
+		check_filter(&v, v.names[i]);
+	r = check_prog_names(&v);
+	if (r < 0)
+		goto finish;
+
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		r = check_attachment(&v, i);
+		if (r < 0)
+			goto finish;
+	}
+	r = check_pairs(&v);
+	if (r < 0)
+		goto finish;
+	r = check_ordering(&v);
+	if (r < 0)
+		goto finish;
+	r = cgf_diags_status(diags);
+
+finish:
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		for (unsigned d = 0; v.sides && d < _CGF_DIRECTION_MAX; d++)
+			free(v.sides[i][d].entries);
+		if (v.patterns)
+			cgf_pattern_free(v.patterns[i]);
+	}
+	free(v.sides);
+	free(v.patterns);
+	free(v.entries);
+	free(v.names);
+	return r;
+}
