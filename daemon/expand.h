@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * expand: a valid policy and a snapshot of the cgroup tree (the paths that
+ * exist) → the desired state, per cgroup and direction.  Pure: no I/O, no
+ * kernel.  The daemon calls it after every full read of the tree and for
+ * the subtree an inotify event names.
+ *
+ *  - An attachment applies to every existing cgroup its `cgroup:` matches
+ *    (cgroup-pattern.h: fnmatch per component, `**` for any depth).  A
+ *    literal path that does not exist yields nothing.
+ *  - Where several attachments hit one cgroup and direction, their
+ *    filters merge into one list: each list's own order, `before:` /
+ *    `after:` between entries of attachments with the same `cgroup:`
+ *    value, otherwise the order of the files; ties go to the earlier
+ *    entry (a stable topological order).
+ *  - `tenants:` add no programs: the desired list of the host cgroup
+ *    keeps, per existing child that a tenant entry matches, which tenant
+ *    filters the attachment's first rules filter of that direction (the
+ *    carrier) applies to it.  The backend writes them into the carrier's
+ *    maps.
+ *
+ * The policy must have passed cgf_policy_validate(): a cycle, an unknown
+ * filter, a filter twice on one list or modes that disagree give -EINVAL
+ * (the validator reports them with positions; expand does not).
+ */
+
+#include "policy.h"
+#include "state.h"
+
+/*
+ * A filter's program identity: a string that changes exactly when the
+ * program that would be loaded for it changes (code or load-time
+ * configuration), not when only map data (rules, tenants) changes.
+ * Returns a malloc()ed string or -errno.
+ */
+typedef int (*cgf_identity_func_t)(const struct cgf_filter *f, void *userdata, char **ret);
+
+/*
+ * The identity from the model alone: the filter type and direction (which
+ * built-in program and section), and for `object` filters the path and
+ * program name.  "<type>:<16 hex digits>".  It cannot see a changed
+ * object file: the kernel edge passes its own function that adds a digest
+ * of the object's bytes.
+ */
+int cgf_filter_identity(const struct cgf_filter *f, void *userdata, char **ret);
+
+/*
+ * cgroups: the existing cgroup paths, relative to the mount ("." or "" for
+ * the root), in any order.  identity: NULL for cgf_filter_identity().
+ * On success *ret is sorted (cgf_desired_find() works on it) and keeps
+ * positions into p's sources: free it first.
+ */
+int cgf_expand(const struct cgf_policy *p, const char *const *cgroups, size_t n_cgroups,
+	       cgf_identity_func_t identity, void *userdata, struct cgf_desired **ret);
