@@ -45,3 +45,17 @@ hash_files() {
 		cat "$f"
 	done | sha256sum | cut -d' ' -f1
 }
+
+# git_k: git in the kernel cache repository, with an identity of its own
+# (commits there are build state, never project history).
+git_k() { git -c user.name=cgfilterd-build -c user.email=build@cgfilterd.invalid "$@"; }
+
+# ensure_worktree REPO TREE ARGS...: a worktree of the kernel repository
+# at TREE, created with `git worktree add ARGS` when it is missing.
+ensure_worktree() {
+	local repo=$1 tree=$2
+	shift 2
+	[ -d "$tree" ] && return 0
+	git_k -C "$repo" worktree prune
+	git_k -C "$repo" worktree add -q "$@" "$tree" pristine
+}
