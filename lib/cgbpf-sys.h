@@ -66,6 +66,23 @@ int cgbpf_link_create(int prog_fd, int cgroup_fd, enum bpf_attach_type type,
 int cgbpf_prog_query(int cgroup_fd, enum bpf_attach_type type, uint32_t query_flags,
 		     struct cgbpf_query *ret);
 
+/* What a query says besides the ids. */
+struct cgbpf_query_head {
+	uint32_t attach_flags;
+	uint32_t count;			/* programs attached (or effective) */
+	uint64_t revision;		/* 0 on kernels without revisions */
+};
+
+/*
+ * BPF_PROG_QUERY into the caller's arrays of "capacity" entries (ids
+ * and, for a non-effective query, prog_flags, which may be NULL).  With
+ * capacity 0 only the head is read.  -ENOSPC: more than capacity
+ * programs; the head's count says how many.
+ */
+int cgbpf_prog_query_buf(int cgroup_fd, enum bpf_attach_type type, uint32_t query_flags,
+			 uint32_t *ids, uint32_t *prog_flags, uint32_t capacity,
+			 struct cgbpf_query_head *ret);
+
 /* BPF_PROG_QUERY with prog_cnt 0: count, attach_flags and revision only. */
 int cgbpf_prog_query_count(int cgroup_fd, enum bpf_attach_type type,
 			   uint32_t query_flags, struct cgbpf_query *ret);

@@ -76,8 +76,9 @@ int cgbpf_link_create(int prog_fd, int cgroup_fd, enum bpf_attach_type type,
 	return sys_bpf(BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-static int prog_query(int cgroup_fd, enum bpf_attach_type type, uint32_t query_flags,
-		      uint32_t capacity, struct cgbpf_query *ret)
+int cgbpf_prog_query_buf(int cgroup_fd, enum bpf_attach_type type, uint32_t query_flags,
+			 uint32_t *ids, uint32_t *prog_flags, uint32_t capacity,
+			 struct cgbpf_query_head *ret)
 {
 	struct cgbpf_query_attr attr;
 	int r;
@@ -88,10 +89,10 @@ static int prog_query(int cgroup_fd, enum bpf_attach_type type, uint32_t query_f
 	attr.query_flags = query_flags;
 	attr.prog_cnt = capacity;
 	if (capacity > 0) {
-		attr.prog_ids = (__u64)(uintptr_t)ret->ids;
+		attr.prog_ids = (__u64)(uintptr_t)ids;
 		/* The kernel refuses per-prog flags for an effective query. */
-		if (!(query_flags & BPF_F_QUERY_EFFECTIVE))
-			attr.prog_attach_flags = (__u64)(uintptr_t)ret->prog_flags;
+		if (prog_flags && !(query_flags & BPF_F_QUERY_EFFECTIVE))
+			attr.prog_attach_flags = (__u64)(uintptr_t)prog_flags;
 	}
 	r = sys_bpf(BPF_PROG_QUERY, &attr, sizeof(attr));
 	if (r < 0 && r != -ENOSPC)
@@ -99,6 +100,22 @@ static int prog_query(int cgroup_fd, enum bpf_attach_type type, uint32_t query_f
 	ret->attach_flags = attr.attach_flags;
 	ret->count = attr.prog_cnt;
 	ret->revision = attr.revision;
+	return r;
+}
+
+static int prog_query(int cgroup_fd, enum bpf_attach_type type, uint32_t query_flags,
+		      uint32_t capacity, struct cgbpf_query *ret)
+{
+	struct cgbpf_query_head head;
+	int r;
+
+	r = cgbpf_prog_query_buf(cgroup_fd, type, query_flags, ret->ids, ret->prog_flags,
+				 capacity, &head);
+	if (r < 0 && r != -ENOSPC)
+		return r;
+	ret->attach_flags = head.attach_flags;
+	ret->count = head.count;
+	ret->revision = head.revision;
 	return r;
 }
 
