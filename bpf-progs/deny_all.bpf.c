@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * deny_all: drop every packet of the cgroup it is attached to.
+ * deny_all: drop every packet of the cgroup it is attached to, and count
+ * what it dropped.
  *
  * The simplest filter there is, and the one the VM smoke test attaches
  * to prove that a cgroup_skb program on the booted kernel really stops
- * traffic.  One program serves both directions: cgroup_skb programs
- * return 1 to let a packet pass and 0 to drop it, whichever hook runs
- * them.
+ * traffic.  cgroup_skb programs return 1 to let a packet pass and 0 to
+ * drop it, whichever hook runs them; the object has one program per
+ * direction, and the egress one comes first and keeps the name
+ * cgf_deny_all, which is the program `bpftool prog load` pins.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
+#include "counters.bpf.h"
 
 SEC("cgroup_skb/egress")
 int cgf_deny_all(struct __sk_buff *skb)
 {
-	return 0;
+	cgf_count(skb, CGF_V_DROP);
+	return CGF_V_DROP;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+SEC("cgroup_skb/ingress")
+int cgf_deny_all_in(struct __sk_buff *skb)
+{
+	cgf_count(skb, CGF_V_DROP);
+	return CGF_V_DROP;
+}
