@@ -221,6 +221,8 @@ static int add_tenants(const struct expander *e, const struct cgf_attachment *a,
 	}
 	if (!carrier)
 		return 0; /* nothing applies tenant rules in this direction */
+	if (!l->tenant_carrier && !(l->tenant_carrier = strdup(carrier->name)))
+		return -ENOMEM;
 
 	for (size_t ci = 0; ci < e->n_paths; ci++) {
 		const char *child = e->paths[ci];

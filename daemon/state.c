@@ -100,6 +100,7 @@ static void desired_list_clear(struct cgf_desired_list *l) {
 	for (size_t i = 0; i < l->n_tenants; i++)
 		desired_tenant_clear(&l->tenants[i]);
 	free(l->tenants);
+	free(l->tenant_carrier);
 }
 
 struct cgf_desired *cgf_desired_free(struct cgf_desired *d) {

@@ -77,6 +77,8 @@ struct cgf_desired_list {
 	size_t n_entries;
 	struct cgf_desired_tenant *tenants; /* children, in path order */
 	size_t n_tenants;
+	char *tenant_carrier; /* the filter that applies tenants here (even when no
+			       * child exists yet: new ones are its to judge); NULL: none */
 };
 
 struct cgf_desired {

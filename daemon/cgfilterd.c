@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cgfilterd: keeps the kernel's cgroup-BPF network filters as the policy
+ * says.  run() → manager_new() → the first reconcile → sd_event_loop():
+ *
+ *   - inotify on the cgroup directories the policy can reach: a new or
+ *     removed cgroup triggers a reconcile (which reads the tree afresh);
+ *   - SIGHUP rereads the policy: a valid one is reconciled, and if the
+ *     kernel refuses it the previous one is reconciled again and stays in
+ *     force; the outcome goes to /run/cgfilterd/reload, which
+ *     `cgfilterctl reload` (the unit's ExecReload) waits for;
+ *   - SIGTERM ends the loop; the watchdog is sd-event's.
+ *
+ * Enforcement never depends on this process: the kernel holds the
+ * attachments and our pins hold the programs, so an exit, a crash or a
+ * restart leaves every filter in place, and start-up adopts them.  A
+ * policy with errors is refused before the kernel is read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "cgroup-pattern.h"
+#include "cgroup-watch.h"
+#include "log.h"
+#include "policy-load.h"
+#include "policy-read.h"
+#include "reconcile.h"
+#include "runtime.h"
+
+/* A valid policy with what its filters load. */
+struct loaded_policy {
+	struct cgf_policy *policy;
+	struct cgf_objects objects;
+	char **watch_patterns; /* cgroup patterns whose cgroups matter: attachments, tenants' children */
+	size_t n_watch_patterns;
+};
+
+struct manager {
+	sd_event *event;
+	struct cgf_kernel *kernel;
+	struct cgf_watch *watch;
+	sd_event_source *watch_source;
+	char **policy_paths; /* from the command line; none: the installed policy */
+	size_t n_policy_paths;
+	struct loaded_policy current; /* the policy in force */
+	unsigned generation;          /* policies taken into force so far */
+	unsigned reloads;             /* SIGHUPs answered so far */
+};
+
+static void loaded_policy_done(struct loaded_policy *lp) {
+	for (size_t i = 0; i < lp->n_watch_patterns; i++)
+		free(lp->watch_patterns[i]);
+	free(lp->watch_patterns);
+	cgf_objects_done(&lp->objects);
+	lp->policy = cgf_policy_free(lp->policy);
+	*lp = (struct loaded_policy) {};
+}
+
+static struct manager *manager_free(struct manager *m) {
+	if (!m)
+		return NULL;
+	loaded_policy_done(&m->current);
+	sd_event_source_unref(m->watch_source);
+	cgf_watch_free(m->watch);
+	cgf_kernel_free(m->kernel);
+	sd_event_unref(m->event);
+	free(m);
+	return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free);
+
+static int add_watch_pattern(struct loaded_policy *lp, const char *pattern, const char *suffix) {
+	char **slot = array_append((void **) &lp->watch_patterns, lp->n_watch_patterns, sizeof(*slot));
+
+	if (!slot || asprintf(slot, "%s%s", pattern, suffix) < 0)
+		return -ENOMEM;
+	lp->n_watch_patterns++;
+	return 0;
+}
+
+/* Which cgroups matter: those an attachment names, and the children of
+ * an attachment with tenants (each is bound, or fails closed). */
+static int collect_watch_patterns(struct loaded_policy *lp) {
+	int r;
+
+	for (size_t i = 0; i < lp->policy->n_attachments; i++) {
+		const struct cgf_attachment *a = &lp->policy->attachments[i];
+
+		r = add_watch_pattern(lp, a->cgroup, "");
+		if (r >= 0 && a->n_tenants > 0)
+			r = add_watch_pattern(lp, streq(a->cgroup, ".") ? "" : a->cgroup, streq(a->cgroup, ".") ? "*" : "/*");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Reads and checks the policy; errors go to the journal with positions. */
+static int manager_read_policy(struct manager *m, struct loaded_policy *ret) {
+	struct cgf_diags diags = CGF_DIAGS_INIT;
+	struct loaded_policy lp = {};
+	_cleanup_free_ char *text = NULL;
+	size_t n_errors;
+	int r;
+
+	r = cgf_policy_read(m->policy_paths, m->n_policy_paths, cgf_kernel_features(m->kernel), &lp.policy,
+			    &lp.objects, &diags);
+	cgf_diags_sort(&diags);
+	if (diags.n > 0 && cgf_diags_render_string(&diags, CGF_RENDER_SOURCE, &text) >= 0)
+		cgf_log_text(r < 0 ? LOG_ERR : LOG_WARNING, text);
+	n_errors = diags.n_errors;
+	cgf_diags_done(&diags);
+	if (r >= 0)
+		r = collect_watch_patterns(&lp);
+	if (r < 0) {
+		if (r == -EINVAL)
+			log_error("the policy has %zu error%s", n_errors, n_errors == 1 ? "" : "s");
+		else
+			log_error("reading the policy failed: %s", strerror(-r));
+		loaded_policy_done(&lp);
+		return r;
+	}
+	*ret = lp;
+	return 0;
+}
+
+static void log_plan(const struct cgf_reconcile *rc) {
+	for (size_t i = 0; i < rc->plan->n_reports; i++) {
+		_cleanup_free_ char *line = NULL;
+
+		if (cgf_report_format(&rc->plan->reports[i], &line) >= 0)
+			log_warning("%s", line);
+	}
+	for (size_t i = 0; i < rc->applied && i < rc->plan->n_actions; i++) {
+		_cleanup_free_ char *line = NULL;
+
+		if (cgf_action_format(&rc->plan->actions[i], i, &line) >= 0)
+			log_info("%s", line);
+	}
+}
+
+static bool watch_wanted(const char *path, void *userdata) {
+	const struct loaded_policy *lp = userdata;
+
+	for (size_t i = 0; i < lp->n_watch_patterns; i++)
+		if (cgf_cgroup_pattern_may_be_ancestor(path, lp->watch_patterns[i]))
+			return true;
+	return false;
+}
+
+/* One reconcile of a policy; *ret_message (optional) says why it failed. */
+static int reconcile(struct manager *m, const struct loaded_policy *lp, char **ret_message) {
+	struct cgf_reconcile rc = {};
+	int r, added = 0;
+
+	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, true, &rc);
+	if (rc.plan)
+		log_plan(&rc);
+	if (r < 0) {
+		log_error("reconcile failed after %zu of %zu actions: %s", rc.applied,
+			  rc.plan ? rc.plan->n_actions : 0, rc.error ?: strerror(-r));
+		if (ret_message)
+			*ret_message = rc.error ? strdup(rc.error) : strdup(strerror(-r));
+	} else if (!rc.converged) {
+		_cleanup_free_ char *text = NULL;
+
+		log_error("after applying, the kernel still differs from the policy; next plan:");
+		if (cgf_plan_format(rc.leftover, &text) >= 0)
+			cgf_log_text(LOG_ERR, text);
+	} else if (rc.applied > 0 || rc.gc_removed > 0 || rc.stale > 0)
+		log_info("reconciled: %zu cgroups, %zu actions, %u stale retries, %d programs unpinned",
+			 rc.tree.n_paths, rc.applied, rc.stale, rc.gc_removed);
+	else
+		log_debug("reconciled: %zu cgroups, no changes", rc.tree.n_paths);
+
+	/* Watch what the tree looks like now; a directory watched only now
+	 * may have gained children since the tree was read: look again. */
+	if (m->watch && rc.tree.paths) {
+		added = cgf_watch_update(m->watch, &rc.tree, watch_wanted, (void *) lp);
+		if (added < 0)
+			log_warning("watching the cgroup tree, ignoring: %s", strerror(-added));
+	}
+	cgf_reconcile_done(&rc);
+	if (r >= 0 && added > 0)
+		return reconcile(m, lp, ret_message);
+	return r;
+}
+
+static void notify_status(struct manager *m, const char *what) {
+	(void) sd_notifyf(false, "STATUS=%s; policy %u in force, %u cgroup directories watched", what,
+			  m->generation, m->watch ? cgf_watch_count(m->watch) : 0);
+}
+
+static int on_cgroup_event(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_,
+			   void *userdata) {
+	struct manager *m = userdata;
+	bool changed, overflow;
+	int r;
+
+	r = cgf_watch_drain(m->watch, &changed, &overflow);
+	if (r < 0) {
+		log_error("reading cgroup events: %s", strerror(-r));
+		return 0;
+	}
+	if (overflow)
+		log_warning("cgroup events were lost (inotify queue overflow): reading the whole tree again");
+	if (changed || overflow)
+		(void) reconcile(m, &m->current, NULL);
+	return 0;
+}
+
+/*
+ * SIGHUP: a new policy replaces the one in force only once the kernel
+ * took it.  If the reconcile fails half way, reconciling the previous
+ * policy again undoes what went through: the policy in force stays.
+ */
+static int on_reload(sd_event_source *s _unused_, const struct signalfd_siginfo *si _unused_, void *userdata) {
+	struct manager *m = userdata;
+	struct loaded_policy next = {};
+	_cleanup_free_ char *why = NULL;
+	int r;
+
+	m->reloads++;
+	(void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading the policy");
+	log_info("reloading the policy");
+	r = manager_read_policy(m, &next);
+	if (r < 0) {
+		why = strdup(r == -EINVAL ? "the policy has errors (see the journal)" : strerror(-r));
+		goto refused;
+	}
+	r = reconcile(m, &next, &why);
+	if (r < 0) {
+		log_error("the kernel refused the new policy; restoring policy %u", m->generation);
+		loaded_policy_done(&next);
+		if (reconcile(m, &m->current, NULL) < 0)
+			log_error("restoring policy %u failed too; the kernel holds a mix of both", m->generation);
+		goto refused;
+	}
+	loaded_policy_done(&m->current);
+	m->current = next;
+	m->generation++;
+	(void) cgf_runtime_write_reload(m->reloads, true, NULL);
+	notify_status(m, "Reloaded");
+	(void) sd_notify(false, "READY=1");
+	return 0;
+
+refused:
+	(void) cgf_runtime_write_reload(m->reloads, false, why);
+	notify_status(m, "Reload refused, the previous policy stays in force");
+	(void) sd_notify(false, "READY=1");
+	return 0;
+}
+
+static int manager_new(char **paths, size_t n_paths, struct manager **ret) {
+	_cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
+	const struct cgf_features *f;
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->policy_paths = paths;
+	m->n_policy_paths = n_paths;
+	r = cgf_kernel_open(NULL, NULL, &m->kernel);
+	if (r < 0) {
+		log_error("opening %s and %s: %s", CGF_CGROUP_ROOT, CGF_PIN_ROOT, strerror(-r));
+		return r;
+	}
+	f = cgf_kernel_features(m->kernel);
+	log_info("kernel: preorder %s, ordering %s, revision %s", f->preorder ? "yes" : "no",
+		 f->ordering ? "yes" : "no", f->revision ? "yes" : "no");
+	*ret = TAKE_PTR(m);
+	return 0;
+}
+
+/* The loop's sources, set up before the first reconcile so that no
+ * cgroup created during it goes unseen. */
+static int manager_setup_loop(struct manager *m) {
+	sigset_t mask;
+	int r;
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return r;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	r = sd_event_add_signal(m->event, NULL, SIGHUP, on_reload, m);
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL); /* NULL: exit the loop */
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		return r;
+	r = cgf_watch_new(cgf_kernel_cgroup_root_fd(m->kernel), &m->watch);
+	if (r < 0)
+		return r;
+	return sd_event_add_io(m->event, &m->watch_source, cgf_watch_fd(m->watch), EPOLLIN, on_cgroup_event, m);
+}
+
+static void help(void) {
+	printf("Usage: cgfilterd [--once] [POLICY...]\n"
+	       "\n"
+	       "Apply the network-filter policy to the kernel's cgroup-BPF attachments and\n"
+	       "keep it applied: new cgroups get their filters as they appear, and SIGHUP\n"
+	       "(systemctl reload cgfilterd) rereads the policy.\n"
+	       "Without POLICY: " CGF_POLICY_MAIN " and its drop-ins.\n"
+	       "\n"
+	       "  --once      Reconcile once and exit: 0 when the kernel matches the policy.\n"
+	       "  -h --help   Show this help.\n"
+	       "\n"
+	       "See cgfilterd(8), cgfilterd.policy(5) and cgfilterctl(1).\n");
+}
+
+static int run(int argc, char *argv[]) {
+	enum { ARG_ONCE = 0x100 };
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "once", no_argument, NULL, ARG_ONCE },
+		{},
+	};
+	_cleanup_(manager_freep) struct manager *m = NULL;
+	bool once = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+		switch (c) {
+		case 'h':
+			help();
+			return 0;
+		case ARG_ONCE:
+			once = true;
+			break;
+		default:
+			return -EINVAL;
+		}
+
+	r = manager_new(argv + optind, (size_t) (argc - optind), &m);
+	if (r < 0)
+		return r;
+	if (!once) {
+		r = manager_setup_loop(m);
+		if (r < 0) {
+			log_error("setting up the event loop: %s", strerror(-r));
+			return r;
+		}
+	}
+	r = manager_read_policy(m, &m->current);
+	if (r < 0)
+		return r;
+	m->generation = 1;
+	r = reconcile(m, &m->current, NULL);
+	if (once || r < 0)
+		return r;
+
+	(void) cgf_runtime_write_pid();
+	(void) cgf_runtime_write_reload(m->reloads, true, NULL);
+	notify_status(m, "Applied");
+	(void) sd_notify(false, "READY=1");
+	r = sd_event_loop(m->event);
+	(void) sd_notify(false, "STOPPING=1\nSTATUS=Stopping; the filters stay attached");
+	log_info("stopping; the filters stay attached");
+	return r;
+}
+
+int main(int argc, char *argv[]) {
+	cgf_log_setup_libbpf();
+	return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

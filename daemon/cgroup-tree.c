@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "cgroup-tree.h"
+#include "macro.h"
+
+void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t) {
+	for (size_t i = 0; i < t->n_paths; i++)
+		free(t->paths[i]);
+	free(t->paths);
+	free(t->ids);
+	*t = (struct cgf_cgroup_tree) {};
+}
+
+bool cgf_cgroup_tree_has_id(const struct cgf_cgroup_tree *t, uint64_t id) {
+	for (size_t i = 0; i < t->n_paths; i++)
+		if (t->ids[i] == id)
+			return true;
+	return false;
+}
+
+static int add_path(struct cgf_cgroup_tree *t, const char *path, int fd) {
+	uint64_t *id = array_append((void **) &t->ids, t->n_paths, sizeof(*t->ids));
+	char **slot = array_append((void **) &t->paths, t->n_paths, sizeof(*t->paths));
+	struct stat st;
+
+	if (!id || !slot)
+		return -ENOMEM;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*id = (uint64_t) st.st_ino;
+	if (!(*slot = strdup(path)))
+		return -ENOMEM;
+	t->n_paths++;
+	return 0;
+}
+
+/* Every directory of cgroupfs is a cgroup; files are its knobs. */
+static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path) {
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	d = fdopendir(dir_fd);
+	if (!d) {
+		r = -errno;
+		close(dir_fd);
+		return r;
+	}
+	while (r >= 0) {
+		_cleanup_free_ char *child = NULL;
+		int fd;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			/* A directory that vanished under us ends its walk, not ours. */
+			if (errno != 0 && errno != ENOENT && errno != ENODEV)
+				r = -errno;
+			break;
+		}
+		if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (asprintf(&child, "%s/%s", path, de->d_name) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			if (errno == ENOENT || errno == ENODEV)
+				continue;
+			r = -errno;
+			break;
+		}
+		r = add_path(t, streq(path, ".") ? de->d_name : child, fd);
+		if (r >= 0)
+			r = walk(t, fd, t->paths[t->n_paths - 1]);
+		else
+			close(fd);
+	}
+	closedir(d);
+	return r;
+}
+
+int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
+	struct cgf_cgroup_tree t = {};
+	int fd, r;
+
+	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = add_path(&t, ".", fd);
+	if (r < 0) {
+		close(fd);
+		cgf_cgroup_tree_done(&t);
+		return r;
+	}
+	r = walk(&t, fd, ".");
+	if (r < 0) {
+		cgf_cgroup_tree_done(&t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * The daemon's log: one line per event on stderr.  Under systemd
+ * (JOURNAL_STREAM set) each line starts with its syslog priority, "<3>",
+ * which journald turns into the entry's priority; on a terminal the
+ * lines are plain.  No state: nothing to set up, nothing to tear down.
+ */
+
+#include <syslog.h>
+
+#include "macro.h"
+
+void cgf_log(int priority, const char *format, ...) _printf_(2, 3);
+/* Writes a multi-line text (rendered diagnostics, a plan), each line
+ * with the priority. */
+void cgf_log_text(int priority, const char *text);
+
+#define log_error(...) cgf_log(LOG_ERR, __VA_ARGS__)
+#define log_warning(...) cgf_log(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...) cgf_log(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) cgf_log(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) cgf_log(LOG_DEBUG, __VA_ARGS__)
+
+/* Routes libbpf's messages here: warnings as warnings, the rest (its
+ * verifier logs and probes) only with CGF_DEBUG. */
+void cgf_log_setup_libbpf(void);

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * The data half of a reconcile: every rules filter's maps say its rules,
+ * and for attachments with tenants, which child gets which tenant
+ * filters (filter-maps.h writes them without a packet ever seeing half a
+ * rule set).  Run after the programs are loaded and before the first
+ * attach, so that no program is attached with empty maps, and on every
+ * reconcile, so that a changed rule changes data and nothing else.
+ *
+ * Children of a tenant host: one that a tenant entry matches gets its
+ * filters; one that no entry matches gets the host's rules only; one the
+ * daemon has not seen yet (created since the last reconcile) is dropped
+ * until it has been (fail-closed).
+ */
+
+#include "cgroup-tree.h"
+#include "filter-object.h"
+#include "kernel.h"
+#include "state.h"
+
+int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree, char **ret_message);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include <errno.h>
+
+#include "expand.h"
+#include "maps-sync.h"
+#include "reconcile.h"
+
+void cgf_reconcile_done(struct cgf_reconcile *r) {
+	cgf_cgroup_tree_done(&r->tree);
+	r->desired = cgf_desired_free(r->desired);
+	r->actual = cgf_actual_free(r->actual);
+	r->plan = cgf_plan_free(r->plan);
+	r->leftover = cgf_plan_free(r->leftover);
+	free(r->error);
+	*r = (struct cgf_reconcile) {};
+}
+
+static int set_error(struct cgf_reconcile *rc, int r, const char *what) {
+	free(rc->error);
+	if (asprintf(&rc->error, "%s: %s", what, strerror(-r)) < 0)
+		rc->error = NULL;
+	return r;
+}
+
+struct sync_args {
+	struct cgf_kernel *k;
+	const struct cgf_policy *p;
+	const struct cgf_objects *objects;
+	const struct cgf_reconcile *rc;
+};
+
+static int sync_maps(void *userdata, char **ret_message) {
+	const struct sync_args *a = userdata;
+
+	return cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, ret_message);
+}
+
+static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
+	int r;
+
+	rc->actual = cgf_actual_free(rc->actual);
+	rc->plan = cgf_plan_free(rc->plan);
+	r = cgf_kernel_read(k, &rc->tree, &rc->actual);
+	if (r < 0)
+		return set_error(rc, r, "reading the kernel's cgroup-BPF lists");
+	r = cgf_plan(rc->desired, rc->actual, cgf_kernel_features(k), &rc->plan);
+	if (r < 0)
+		return set_error(rc, r, "planning");
+	return 0;
+}
+
+int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+		      bool apply, struct cgf_reconcile *ret) {
+	struct cgf_reconcile *rc = ret;
+	int r;
+
+	*rc = (struct cgf_reconcile) {};
+	r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
+	if (r < 0)
+		return set_error(rc, r, "reading the cgroup tree");
+	r = cgf_expand(p, (const char *const *) rc->tree.paths, rc->tree.n_paths, cgf_objects_identity,
+		       (void *) objects, &rc->desired);
+	if (r < 0)
+		return set_error(rc, r, "expanding the policy");
+	r = read_and_plan(k, rc);
+	if (r < 0 || !apply)
+		return r;
+
+	for (;;) {
+		_cleanup_free_ char *message = NULL;
+		size_t done = 0;
+
+		struct sync_args args = { .k = k, .p = p, .objects = objects, .rc = rc };
+
+		/* Also without actions: a changed rule is map data only. */
+		r = cgf_kernel_apply(k, objects, rc->plan, rc->actual, sync_maps, &args, &done, &message);
+		rc->applied = done;
+		if (r == -ESTALE && rc->stale < CGF_RECONCILE_STALE_RETRIES) {
+			rc->stale++;
+			r = read_and_plan(k, rc);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (r < 0) {
+			free(rc->error);
+			rc->error = TAKE_PTR(message);
+			return r;
+		}
+		break;
+	}
+
+	/* What the kernel holds now: the programs nothing holds any more can
+	 * go, and a plan made now must be empty, or our model of the kernel
+	 * is wrong somewhere (said, not hidden). */
+	{
+		_cleanup_(cgf_plan_freep) struct cgf_plan *ran = TAKE_PTR(rc->plan);
+
+		r = read_and_plan(k, rc);
+		if (r < 0)
+			return r;
+		rc->converged = rc->plan->n_actions == 0;
+		if (!rc->converged)
+			rc->leftover = TAKE_PTR(rc->plan);
+		cgf_plan_free(rc->plan);
+		rc->plan = TAKE_PTR(ran);
+	}
+	r = cgf_kernel_gc(k, rc->actual, &rc->tree);
+	if (r < 0)
+		return set_error(rc, r, "removing unused programs from " CGF_PIN_ROOT);
+	rc->gc_removed = r;
+	return 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * One reconcile: snapshot the cgroup tree → expand the policy → read the
+ * kernel → plan → (apply).  The same path for start-up, reload and
+ * `cgfilterctl plan`; the policy must already be loaded, validated and
+ * its objects resolved (a policy with errors never gets this far, so it
+ * never changes the kernel).
+ *
+ * -ESTALE from the kernel means another controller changed a list
+ * between our read and our write: read again and plan again, a few
+ * times, never overwriting what we did not see.
+ */
+
+#include <stdbool.h>
+
+#include "filter-object.h"
+#include "kernel.h"
+#include "plan.h"
+#include "policy.h"
+
+#define CGF_RECONCILE_STALE_RETRIES 5
+
+struct cgf_reconcile {
+	struct cgf_cgroup_tree tree;  /* the snapshot */
+	struct cgf_desired *desired;
+	struct cgf_actual *actual;    /* the kernel as last read (after applying: the result) */
+	struct cgf_plan *plan;        /* the plan made (and, with apply, run) */
+	size_t applied;               /* actions of it that took effect */
+	unsigned stale;               /* -ESTALE answers seen, each followed by a new plan */
+	int gc_removed;               /* instances unpinned afterwards */
+	bool converged;               /* after applying, planning again gave nothing */
+	struct cgf_plan *leftover;    /* ... else what it gave */
+	char *error;                  /* what failed, naming the object */
+};
+
+void cgf_reconcile_done(struct cgf_reconcile *r);
+
+/* Returns 0, or -errno with ret->error set where there is more to say.
+ * ret is filled either way (free it with cgf_reconcile_done()). */
+int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+		      bool apply, struct cgf_reconcile *ret);

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * What the running daemon tells its tools through /run/cgfilterd (the
+ * unit's RuntimeDirectory): its pid, and the outcome of each reload as
+ * one line "<n> ok" or "<n> failed <why>", n counting the SIGHUPs it has
+ * answered.  `cgfilterctl reload` sends SIGHUP and waits for n to grow,
+ * so that `systemctl reload cgfilterd` fails when the new policy did not
+ * take.  Each file is replaced whole (write, then rename), never seen
+ * half written.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define CGF_RUNTIME_DIR "/run/cgfilterd"
+
+int cgf_runtime_write_pid(void);
+int cgf_runtime_read_pid(pid_t *ret);
+
+int cgf_runtime_write_reload(unsigned n, bool ok, const char *why);
+/* -ENOENT before the daemon's first report. */
+int cgf_runtime_read_reload(unsigned *ret_n, bool *ret_ok, char **ret_why);
