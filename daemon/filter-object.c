@@ -36,11 +36,12 @@ int cgf_objects_identity(const struct cgf_filter *f, void *userdata, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* Objects are kilobytes; refuse what cannot be one. */
+#define OBJECT_FILE_MAX (64u << 20)
+
 static int read_file(const char *path, void **ret, size_t *ret_size) {
 	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t done = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -49,27 +50,7 @@ static int read_file(const char *path, void **ret, size_t *ret_size) {
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EISDIR;
-	/* Objects are kilobytes; refuse what cannot be one. */
-	if (st.st_size > 64 * 1024 * 1024)
-		return -EFBIG;
-	buf = malloc((size_t) st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (done < (size_t) st.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t) st.st_size - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		done += (size_t) n;
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_size = done;
-	return 0;
+	return read_fd_full(fd, OBJECT_FILE_MAX, (char **) ret, ret_size);
 }
 
 /* FNV-1a over the bytes: a digest against accidents (a rebuilt file),

@@ -80,6 +80,10 @@ static inline bool streq_ptr(const char *a, const char *b) {
  */
 void *array_append(void **array, size_t n, size_t size);
 
+/* Reads all of fd into a malloc()ed buffer, at most max bytes (-EFBIG
+ * beyond); the buffer is not NUL-terminated. */
+int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size);
+
 /* strdup() for a buffer that is not NUL-terminated. */
 char *strndup_nul(const char *s, size_t n);
 

@@ -30,44 +30,6 @@ int cgf_policy_load_text(struct cgf_policy *p, const char *name, const char *tex
 	return cgf_policy_parse(p, source, diags);
 }
 
-/* Reads all of fd, at most CGF_POLICY_FILE_MAX bytes; -EFBIG beyond. */
-static int read_all(int fd, char **ret, size_t *ret_size) {
-	_cleanup_free_ char *buf = NULL;
-	size_t size = 0, alloc = 0;
-
-	for (;;) {
-		ssize_t k;
-
-		if (size == alloc) {
-			char *n;
-
-			if (alloc >= CGF_POLICY_FILE_MAX + 1)
-				return -EFBIG;
-			alloc = alloc ? alloc * 2 : 16384;
-			if (alloc > CGF_POLICY_FILE_MAX + 1)
-				alloc = CGF_POLICY_FILE_MAX + 1;
-			n = realloc(buf, alloc);
-			if (!n)
-				return -ENOMEM;
-			buf = n;
-		}
-		k = read(fd, buf + size, alloc - size);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		size += k;
-	}
-	if (size > CGF_POLICY_FILE_MAX)
-		return -EFBIG;
-	*ret = TAKE_PTR(buf);
-	*ret_size = size;
-	return 0;
-}
-
 static int report_errno(struct cgf_diags *diags, const char *path, const char *what, int r) {
 	if (r == -ENOMEM)
 		return r;
@@ -99,7 +61,7 @@ int cgf_policy_load_file(struct cgf_policy *p, const char *path, struct cgf_diag
 	if (S_ISDIR(st.st_mode))
 		return report_errno(diags, name, "read", -EISDIR);
 
-	r = read_all(fd, &text, &size);
+	r = read_fd_full(fd, CGF_POLICY_FILE_MAX, &text, &size);
 	if (r < 0)
 		return report_errno(diags, name, "read", r);
 	return cgf_policy_load_text(p, name, text, size, diags);

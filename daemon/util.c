@@ -81,3 +81,40 @@ bool is_close_match(const char *word, const char *candidate, size_t *ret_distanc
 		*ret_distance = d;
 	return true;
 }
+
+int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size) {
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0, alloc = 0;
+
+	for (;;) {
+		ssize_t k;
+
+		if (size == alloc) {
+			char *n;
+
+			if (alloc >= max + 1)
+				return -EFBIG;
+			alloc = alloc ? alloc * 2 : 16384;
+			if (alloc > max + 1)
+				alloc = max + 1;
+			n = realloc(buf, alloc);
+			if (!n)
+				return -ENOMEM;
+			buf = n;
+		}
+		k = read(fd, buf + size, alloc - size);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		size += (size_t) k;
+	}
+	if (size > max)
+		return -EFBIG;
+	*ret = TAKE_PTR(buf);
+	*ret_size = size;
+	return 0;
+}
