@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * LD_PRELOAD shim for backend.test, around syscall() (through which our
+ * lib/cgbpf-sys.c and libbpf call bpf(2)):
+ *
+ * - with $CGF_STALE_PIN it plays "another controller" that changes a
+ *   list between the daemon's read and its write: on the first
+ *   BPF_PROG_ATTACH that carries an expected_revision, it first attaches
+ *   the program pinned there to the same cgroup and type (ALLOW_MULTI,
+ *   no revision check), then lets the daemon's attach go on: the kernel
+ *   must answer -ESTALE, and the daemon must read again, plan again and
+ *   keep the other controller's program;
+ * - with $CGF_BPF_LOG it appends the name of every successful bpf(2)
+ *   command that changes kernel state (loads, pins, attaches, detaches,
+ *   map writes) to that file, one a line: a reconcile with nothing to do
+ *   must add none.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+
+#include "cgbpf-uapi.h"
+
+typedef long (*syscall_fn)(long number, ...);
+
+static int fired;
+
+/* The commands that change something; reads and queries are not listed. */
+static const char *mutating(long cmd)
+{
+	switch (cmd) {
+	case BPF_MAP_CREATE: return "MAP_CREATE";
+	case BPF_MAP_UPDATE_ELEM: return "MAP_UPDATE_ELEM";
+	case BPF_MAP_DELETE_ELEM: return "MAP_DELETE_ELEM";
+	case BPF_PROG_LOAD: return "PROG_LOAD";
+	case BPF_OBJ_PIN: return "OBJ_PIN";
+	case BPF_PROG_ATTACH: return "PROG_ATTACH";
+	case BPF_PROG_DETACH: return "PROG_DETACH";
+	case BPF_LINK_CREATE: return "LINK_CREATE";
+	case BPF_LINK_UPDATE: return "LINK_UPDATE";
+	case BPF_LINK_DETACH: return "LINK_DETACH";
+	case BPF_MAP_FREEZE: return "MAP_FREEZE";
+	case BPF_BTF_LOAD: return "BTF_LOAD";
+	default: return NULL;
+	}
+}
+
+static void log_call(long cmd)
+{
+	const char *log = getenv("CGF_BPF_LOG"), *name = mutating(cmd);
+	FILE *f;
+
+	if (!log || !name)
+		return;
+	f = fopen(log, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", name);
+	fclose(f);
+}
+
+static syscall_fn real_syscall(void)
+{
+	return (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+}
+
+static void other_controller(syscall_fn sys, const struct cgbpf_attach_attr *theirs)
+{
+	const char *pin = getenv("CGF_STALE_PIN");
+	struct cgbpf_attach_attr attr;
+	union bpf_attr get;
+	long fd;
+
+	if (!pin)
+		return;
+	memset(&get, 0, sizeof(get));
+	get.pathname = (uint64_t)(uintptr_t)pin;
+	fd = sys(__NR_bpf, BPF_OBJ_GET, &get, sizeof(get));
+	if (fd < 0)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = theirs->target_fd;
+	attr.attach_bpf_fd = (uint32_t)fd;
+	attr.attach_type = theirs->attach_type;
+	attr.attach_flags = BPF_F_ALLOW_MULTI;
+	sys(__NR_bpf, BPF_PROG_ATTACH, &attr, sizeof(attr));
+}
+
+long syscall(long number, ...)
+{
+	syscall_fn sys = real_syscall();
+	long a[6], ret;
+	va_list ap;
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+
+	if (number == __NR_bpf && a[0] == BPF_PROG_ATTACH && !fired &&
+	    (size_t)a[2] >= sizeof(struct cgbpf_attach_attr)) {
+		const struct cgbpf_attach_attr *attr = (const void *)a[1];
+
+		if (attr->expected_revision != 0) {
+			fired = 1;
+			other_controller(sys, attr);
+		}
+	}
+	ret = sys(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	/* Only what took effect: the daemon's feature probe attaches with
+	 * no program, which always fails. */
+	if (number == __NR_bpf && ret >= 0)
+		log_call(a[0]);
+	return ret;
+}
