@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-join.h"
+
 #define BATCH 32
 #define PAYLOAD 32
 
@@ -57,24 +59,6 @@ static void *drain(void *arg) {
 	return NULL;
 }
 
-static int join_cgroup(const char *dir) {
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "0", 1) != 1) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
-	return 0;
-}
-
 int main(int argc, char **argv) {
 	struct sockaddr_storage sa = {};
 	socklen_t len;
@@ -90,7 +74,7 @@ int main(int argc, char **argv) {
 
 	argv++, argc--;
 	if (argc >= 2 && strcmp(argv[0], "--cgroup") == 0) {
-		int r = join_cgroup(argv[1]);
+		int r = cgroup_join(argv[1]);
 
 		if (r < 0) {
 			fprintf(stderr, "pps: join %s: %s\n", argv[1], strerror(-r));

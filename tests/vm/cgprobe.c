@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-join.h"
+
 enum { EXIT_FOUND = 1, EXIT_SETUP = 2 };
 
 static volatile sig_atomic_t stop_requested;
@@ -88,24 +90,6 @@ static int bind_receiver(unsigned port) {
 	return fd;
 }
 
-static int join_cgroup(const char *dir) {
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "0", 1) != 1) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
-	return 0;
-}
-
 /* A datagram: "<tag> <seq>", tag the trial number or 0 for a stream. */
 static bool parse_datagram(const char *buf, ssize_t n, unsigned long *tag, unsigned long *seq) {
 	char text[64];
@@ -141,7 +125,7 @@ static void sender(const char *cgroup, unsigned long tag, unsigned allowed, unsi
 	sigaction(SIGTERM, &sa, NULL);
 	if (go_fd >= 0 && read(go_fd, buf, 1) != 1)
 		_exit(EXIT_SETUP);
-	r = join_cgroup(cgroup);
+	r = cgroup_join(cgroup);
 	if (r < 0) {
 		fprintf(stderr, "cgprobe: joining %s: %s\n", cgroup, strerror(-r));
 		_exit(EXIT_SETUP);

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-join.h"
+
 enum { EXIT_OP_FAILED = 1, EXIT_SETUP = 2 };
 
 static int parse_addr(const char *host, const char *port, int socktype,
@@ -46,28 +48,6 @@ static int parse_addr(const char *host, const char *port, int socktype,
 	memcpy(ret_sa, ai->ai_addr, ai->ai_addrlen);
 	*ret_len = ai->ai_addrlen;
 	freeaddrinfo(ai);
-	return 0;
-}
-
-static int join_cgroup(const char *dir)
-{
-	char path[4096];
-	int fd, n;
-
-	n = snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* "0" means the writing process itself. */
-	if (write(fd, "0", 1) != 1) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
 	return 0;
 }
 
@@ -223,7 +203,7 @@ int main(int argc, char **argv)
 
 	argv++, argc--;
 	if (argc >= 2 && strcmp(argv[0], "--cgroup") == 0) {
-		r = join_cgroup(argv[1]);
+		r = cgroup_join(argv[1]);
 		if (r < 0) {
 			fprintf(stderr, "netprobe: cannot join cgroup %s: %s\n", argv[1], strerror(-r));
 			return EXIT_SETUP;
