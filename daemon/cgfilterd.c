@@ -51,6 +51,7 @@ struct manager {
 	struct loaded_policy current; /* the policy in force */
 	unsigned generation;          /* policies taken into force so far */
 	unsigned reloads;             /* SIGHUPs answered so far */
+	bool started;                 /* the first reconcile is done */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -154,8 +155,32 @@ static bool watch_wanted(const char *path, void *userdata) {
 	return false;
 }
 
-/* One reconcile of a policy; *ret_message (optional) says why it failed. */
-static int reconcile(struct manager *m, const struct loaded_policy *lp, char **ret_message) {
+/* A literal cgroup of the policy that does not exist gets its programs
+ * only once it appears; for a tenant host that means its first children
+ * race the daemon instead of meeting the host's program.  Say so once per
+ * reconcile that finds it missing (they are rare: start-up, reloads). */
+static void warn_missing(const struct loaded_policy *lp, const struct cgf_cgroup_tree *tree) {
+	for (size_t i = 0; i < lp->policy->n_attachments; i++) {
+		const struct cgf_attachment *a = &lp->policy->attachments[i];
+		bool found = false;
+
+		if (cgf_pattern_is_glob(a->cgroup))
+			continue;
+		for (size_t j = 0; j < tree->n_paths && !found; j++)
+			found = streq(tree->paths[j], a->cgroup);
+		if (found)
+			continue;
+		log_warning("%s:%u:%u: cgroup '%s' does not exist (yet): it gets its filters when it appears%s",
+			    a->cgroup_pos.source ? a->cgroup_pos.source->name : "?", a->cgroup_pos.line,
+			    a->cgroup_pos.column, a->cgroup,
+			    a->n_tenants > 0 ? "; until then its children are not covered from birth" : "");
+	}
+}
+
+/* One reconcile of a policy; *ret_message (optional) says why it failed.
+ * "announce": start-up or reload, when a missing cgroup is worth a
+ * warning (not at every cgroup event). */
+static int reconcile(struct manager *m, const struct loaded_policy *lp, bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
 	int r, added = 0;
 
@@ -176,8 +201,14 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, char **r
 	} else if (rc.applied > 0 || rc.gc_removed > 0 || rc.stale > 0)
 		log_info("reconciled: %zu cgroups, %zu actions, %u stale retries, %d programs unpinned",
 			 rc.tree.n_paths, rc.applied, rc.stale, rc.gc_removed);
+	else if (!m->started && announce)
+		/* After a restart this is the adoption: say so. */
+		log_info("the kernel already matches the policy (%zu cgroups): adopted, nothing to do",
+			 rc.tree.n_paths);
 	else
 		log_debug("reconciled: %zu cgroups, no changes", rc.tree.n_paths);
+	if (r >= 0 && announce && rc.tree.paths)
+		warn_missing(lp, &rc.tree);
 
 	/* Watch what the tree looks like now; a directory watched only now
 	 * may have gained children since the tree was read: look again. */
@@ -188,7 +219,7 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, char **r
 	}
 	cgf_reconcile_done(&rc);
 	if (r >= 0 && added > 0)
-		return reconcile(m, lp, ret_message);
+		return reconcile(m, lp, false, ret_message);
 	return r;
 }
 
@@ -211,7 +242,7 @@ static int on_cgroup_event(sd_event_source *s _unused_, int fd _unused_, uint32_
 	if (overflow)
 		log_warning("cgroup events were lost (inotify queue overflow): reading the whole tree again");
 	if (changed || overflow)
-		(void) reconcile(m, &m->current, NULL);
+		(void) reconcile(m, &m->current, false, NULL);
 	return 0;
 }
 
@@ -234,11 +265,11 @@ static int on_reload(sd_event_source *s _unused_, const struct signalfd_siginfo 
 		why = strdup(r == -EINVAL ? "the policy has errors (see the journal)" : strerror(-r));
 		goto refused;
 	}
-	r = reconcile(m, &next, &why);
+	r = reconcile(m, &next, true, &why);
 	if (r < 0) {
 		log_error("the kernel refused the new policy; restoring policy %u", m->generation);
 		loaded_policy_done(&next);
-		if (reconcile(m, &m->current, NULL) < 0)
+		if (reconcile(m, &m->current, false, NULL) < 0)
 			log_error("restoring policy %u failed too; the kernel holds a mix of both", m->generation);
 		goto refused;
 	}
@@ -359,7 +390,8 @@ static int run(int argc, char *argv[]) {
 	if (r < 0)
 		return r;
 	m->generation = 1;
-	r = reconcile(m, &m->current, NULL);
+	r = reconcile(m, &m->current, true, NULL);
+	m->started = true;
 	if (once || r < 0)
 		return r;
 
