@@ -188,21 +188,6 @@ static unsigned next_instance(const struct cgf_kernel *k, const char *filter, co
 	return next;
 }
 
-static int set_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
-static int set_message(char **ret, int r, const char *format, ...) {
-	_cleanup_free_ char *what = NULL;
-	va_list va;
-
-	va_start(va, format);
-	if (vasprintf(&what, format, va) < 0)
-		what = NULL;
-	va_end(va);
-	free(*ret);
-	if (asprintf(ret, "%s: %s", what ?: "?", strerror(-r)) < 0)
-		*ret = NULL;
-	return r;
-}
-
 /* Opens the object with its maps pinned in dir, loading only the one
  * program; returns it loaded. */
 static int load_object(const struct cgf_filter_object *obj, const char *dir, struct bpf_object **ret_obj,
@@ -273,7 +258,7 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 	if (!p->filter || !p->identity || asprintf(&dir, "%s/%s@%s", k->pin_root, f->name, obj->identity) < 0)
 		return -ENOMEM;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return set_message(ret_message, -errno, "filter '%s': creating %s", f->name, dir);
+		return errno_message(ret_message, -errno, "filter '%s': creating %s", f->name, dir);
 	p->instance = next_instance(k, f->name, obj->identity, preorder);
 	if (asprintf(&p->pin, "%s/%s%u", dir, preorder ? PIN_PROG_PRE : PIN_PROG, p->instance) < 0) {
 		p->pin = NULL;
@@ -282,7 +267,7 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 
 	r = load_object(obj, dir, &o, &prog);
 	if (r < 0)
-		return set_message(ret_message, r, "filter '%s': loading program '%s'%s%s", f->name,
+		return errno_message(ret_message, r, "filter '%s': loading program '%s'%s%s", f->name,
 				   obj->program, f->type == CGF_FILTER_OBJECT ? " of " : "",
 				   f->type == CGF_FILTER_OBJECT ? f->object : "");
 	if (f->type == CGF_FILTER_OBJECT)
@@ -299,12 +284,12 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 	r = p->fd < 0 ? -errno : 0;
 	bpf_object__close(o);
 	if (r < 0)
-		return set_message(ret_message, r, "filter '%s': loading program '%s'", f->name, obj->program);
+		return errno_message(ret_message, r, "filter '%s': loading program '%s'", f->name, obj->program);
 	r = prog_id_of(p->fd, &p->prog_id);
 	if (r < 0)
-		return set_message(ret_message, r, "filter '%s': reading the loaded program", f->name);
+		return errno_message(ret_message, r, "filter '%s': reading the loaded program", f->name);
 	if (bpf_obj_pin(p->fd, p->pin) < 0)
-		return set_message(ret_message, -errno, "filter '%s': pinning at %s", f->name, p->pin);
+		return errno_message(ret_message, -errno, "filter '%s': pinning at %s", f->name, p->pin);
 	r = add_prog(k, p);
 	if (r < 0) {
 		unlink(p->pin);
@@ -443,7 +428,8 @@ int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const s
 	if (q < 0 && r >= 0)
 		r = q;
 	for (size_t i = 0; i < k->n_progs; i++) {
-		_cleanup_free_ char *dir = strndup(k->progs[i]->pin, (size_t) (strrchr(k->progs[i]->pin, '/') - k->progs[i]->pin));
+		const char *pin = k->progs[i]->pin;
+		_cleanup_free_ char *dir = strndup(pin, (size_t) (strrchr(pin, '/') - pin));
 		bool done = false;
 
 		if (!dir)

@@ -7,10 +7,7 @@
 #include <errno.h>
 #include <sys/utsname.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "cgf-maps.h"
+#include "filter-maps.h"
 #include "kernel-status.h"
 
 /* The list at the cgroup or its nearest ancestor that holds the program:
@@ -39,26 +36,24 @@ static const struct cgf_actual_list *holder(const struct cgf_actual *a, const ch
 
 static int read_counters(struct cgf_kernel *k, const struct cgf_kernel_prog *ours, uint64_t cgroup_id,
 			 struct cgf_status_prog *p) {
-	_cleanup_close_ int fd = cgf_kernel_map_fd(k, ours->filter, ours->identity, "counters");
-	_cleanup_free_ struct cgf_counters *per_cpu = NULL;
-	int n_cpus = libbpf_num_possible_cpus();
+	_cleanup_close_ int fd = cgf_kernel_map_fd(k, ours->filter, ours->identity, CGF_COUNTERS_MAP);
+	struct cgf_counters c;
+	int r;
 
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd; /* an object without counters */
-	if (n_cpus <= 0)
-		return n_cpus < 0 ? n_cpus : -EINVAL;
-	per_cpu = calloc((size_t) n_cpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
 	p->has_counters = true;
-	if (bpf_map_lookup_elem(fd, &cgroup_id, per_cpu) < 0)
-		return errno == ENOENT ? 0 : -errno; /* nothing counted yet */
-	for (int i = 0; i < n_cpus; i++) {
-		p->counters.pass_packets += per_cpu[i].pass_packets;
-		p->counters.pass_bytes += per_cpu[i].pass_bytes;
-		p->counters.drop_packets += per_cpu[i].drop_packets;
-		p->counters.drop_bytes += per_cpu[i].drop_bytes;
-	}
+	r = cgf_counters_read(fd, cgroup_id, &c);
+	if (r == -ENOENT)
+		return 0; /* nothing counted for this cgroup yet */
+	if (r < 0)
+		return r;
+	p->counters = (struct cgf_status_counters) {
+		.pass_packets = c.pass_packets,
+		.pass_bytes = c.pass_bytes,
+		.drop_packets = c.drop_packets,
+		.drop_bytes = c.drop_bytes,
+	};
 	return 0;
 }
 

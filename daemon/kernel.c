@@ -455,21 +455,6 @@ static void track_apply(struct track *t, const struct cgf_action *a, uint32_t at
 	track_add(t, attached_id);
 }
 
-static int fail(struct applier *ap, int r, const char *format, ...) _printf_(3, 4);
-static int fail(struct applier *ap, int r, const char *format, ...) {
-	_cleanup_free_ char *what = NULL;
-	va_list va;
-
-	va_start(va, format);
-	if (vasprintf(&what, format, va) < 0)
-		what = NULL;
-	va_end(va);
-	free(ap->message);
-	if (asprintf(&ap->message, "%s: %s", what ?: "?", strerror(-r)) < 0)
-		ap->message = NULL;
-	return r;
-}
-
 /*
  * Phase one: which instance every attach uses, loading what is missing.
  * An instance may appear once in a list, so a move (the filter's program
@@ -496,8 +481,9 @@ static int choose_instances(struct applier *ap, const struct cgf_actual *actual)
 		}
 		obj = cgf_objects_find(ap->objects, a->filter);
 		if (!obj || !streq_ptr(obj->identity, a->identity))
-			return fail(ap, -EINVAL, "action #%zu: filter '%s' with identity %s is not in the policy read",
-				    i, a->filter, a->identity);
+			return errno_message(&ap->message, -EINVAL,
+					     "action #%zu: filter '%s' with identity %s is not in the policy read",
+					     i, a->filter, a->identity);
 		p = cgf_kernel_free_instance(ap->k, a->filter, a->identity, preorder, t->ids, t->n);
 		if (!p) {
 			r = cgf_kernel_load_instance(ap->k, obj, preorder, &p, &ap->message);
@@ -530,14 +516,14 @@ static int run_attach(struct applier *ap, size_t i, struct track *t) {
 
 		/* Only ours is ever replaced, and its fd is at hand. */
 		if (!old)
-			return fail(ap, -EPERM, "%s %s: replace prog %" PRIu32 ": not ours", a->cgroup,
+			return errno_message(&ap->message, -EPERM, "%s %s: replace prog %" PRIu32 ": not ours", a->cgroup,
 				    cgf_direction_to_string(a->direction), a->prog_id);
 		opts.replace_fd = old->fd;
 	}
 	r = cgbpf_prog_attach(t->fd, p->fd, cgf_direction_attach_type(a->direction), &opts);
 	if (r < 0)
-		return fail(ap, r, "attach filter '%s' (prog %" PRIu32 ") to %s %s", a->filter, p->prog_id,
-			    a->cgroup, cgf_direction_to_string(a->direction));
+		return errno_message(&ap->message, r, "attach filter '%s' (prog %" PRIu32 ") to %s %s",
+				     a->filter, p->prog_id, a->cgroup, cgf_direction_to_string(a->direction));
 	track_apply(t, a, p->prog_id);
 	return 0;
 }
@@ -551,8 +537,8 @@ static int run_detach(struct applier *ap, struct track *t, const struct cgf_acti
 	if (!ours)
 		/* The planner never detaches foreign programs; if it asks,
 		 * something is badly wrong: refuse rather than obey. */
-		return fail(ap, -EPERM, "detach prog %" PRIu32 " from %s %s: not ours", a->prog_id, a->cgroup,
-			    cgf_direction_to_string(a->direction));
+		return errno_message(&ap->message, -EPERM, "detach prog %" PRIu32 " from %s %s: not ours",
+				     a->prog_id, a->cgroup, cgf_direction_to_string(a->direction));
 	if (a->link_id) {
 		fd = bpf_link_get_fd_by_id(a->link_id);
 		r = fd < 0 ? -errno : bpf_link_detach(fd);
@@ -564,8 +550,8 @@ static int run_detach(struct applier *ap, struct track *t, const struct cgf_acti
 		r = cgbpf_prog_detach(t->fd, ours->fd, cgf_direction_attach_type(a->direction), &opts);
 	}
 	if (r < 0)
-		return fail(ap, r, "detach filter '%s' (prog %" PRIu32 ") from %s %s", ours->filter, a->prog_id,
-			    a->cgroup, cgf_direction_to_string(a->direction));
+		return errno_message(&ap->message, r, "detach filter '%s' (prog %" PRIu32 ") from %s %s",
+				     ours->filter, a->prog_id, a->cgroup, cgf_direction_to_string(a->direction));
 	track_apply(t, a, 0);
 	return 0;
 }
@@ -585,7 +571,7 @@ static int run_actions(struct applier *ap, const struct cgf_actual *actual, size
 		if (t->fd < 0) {
 			t->fd = open_cgroup(ap->k, a->cgroup);
 			if (t->fd < 0)
-				return fail(ap, t->fd, "cgroup %s", a->cgroup);
+				return errno_message(&ap->message, t->fd, "cgroup %s", a->cgroup);
 		}
 		r = a->kind == CGF_ACTION_ATTACH ? run_attach(ap, i, t) : run_detach(ap, t, a);
 		if (r < 0)

@@ -178,12 +178,9 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 
 			r = cgf_filter_maps_sync_want(&want, map_fd, &fds, NULL);
 		}
-		if (r < 0 && ret_message) {
-			free(*ret_message);
-			if (asprintf(ret_message, "filter '%s': writing its rules into the maps of %s@%s: %s", f->name,
-				     f->name, o->identity, strerror(-r)) < 0)
-				*ret_message = NULL;
-		}
+		if (r < 0 && ret_message)
+			errno_message(ret_message, r, "filter '%s': writing its rules into the maps of %s@%s",
+				      f->name, f->name, o->identity);
 		want_done(&w);
 		map_fds_done(&fds);
 	}

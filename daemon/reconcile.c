@@ -15,13 +15,6 @@ void cgf_reconcile_done(struct cgf_reconcile *r) {
 	*r = (struct cgf_reconcile) {};
 }
 
-static int set_error(struct cgf_reconcile *rc, int r, const char *what) {
-	free(rc->error);
-	if (asprintf(&rc->error, "%s: %s", what, strerror(-r)) < 0)
-		rc->error = NULL;
-	return r;
-}
-
 struct sync_args {
 	struct cgf_kernel *k;
 	const struct cgf_policy *p;
@@ -42,10 +35,10 @@ static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
 	rc->plan = cgf_plan_free(rc->plan);
 	r = cgf_kernel_read(k, &rc->tree, &rc->actual);
 	if (r < 0)
-		return set_error(rc, r, "reading the kernel's cgroup-BPF lists");
+		return errno_message(&rc->error, r, "reading the kernel's cgroup-BPF lists");
 	r = cgf_plan(rc->desired, rc->actual, cgf_kernel_features(k), &rc->plan);
 	if (r < 0)
-		return set_error(rc, r, "planning");
+		return errno_message(&rc->error, r, "planning");
 	return 0;
 }
 
@@ -57,11 +50,11 @@ int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const st
 	*rc = (struct cgf_reconcile) {};
 	r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
 	if (r < 0)
-		return set_error(rc, r, "reading the cgroup tree");
+		return errno_message(&rc->error, r, "reading the cgroup tree");
 	r = cgf_expand(p, (const char *const *) rc->tree.paths, rc->tree.n_paths, cgf_objects_identity,
 		       (void *) objects, &rc->desired);
 	if (r < 0)
-		return set_error(rc, r, "expanding the policy");
+		return errno_message(&rc->error, r, "expanding the policy");
 	r = read_and_plan(k, rc);
 	if (r < 0 || !apply)
 		return r;
@@ -107,7 +100,7 @@ int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const st
 	}
 	r = cgf_kernel_gc(k, rc->actual, &rc->tree);
 	if (r < 0)
-		return set_error(rc, r, "removing unused programs from " CGF_PIN_ROOT);
+		return errno_message(&rc->error, r, "removing unused programs from " CGF_PIN_ROOT);
 	rc->gc_removed = r;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
+#include <stdarg.h>
 
 #include "macro.h"
 
@@ -117,4 +118,18 @@ int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size) {
 	*ret = TAKE_PTR(buf);
 	*ret_size = size;
 	return 0;
+}
+
+int errno_message(char **ret, int r, const char *format, ...) {
+	_cleanup_free_ char *what = NULL;
+	va_list va;
+
+	va_start(va, format);
+	if (vasprintf(&what, format, va) < 0)
+		what = NULL;
+	va_end(va);
+	free(*ret);
+	if (asprintf(ret, "%s: %s", what ?: "?", strerror(-r)) < 0)
+		*ret = NULL;
+	return r;
 }
