@@ -46,6 +46,20 @@ hash_files() {
 	done | sha256sum | cut -d' ' -f1
 }
 
+# cache_lock NAME: hold an exclusive lock on the cache's NAME until this
+# script exits, waiting (and saying so) while another checkout or session
+# builds into the same cache.  Two kernel builds into one tree at once
+# would corrupt it; two at once on two cores would only be slower.
+cache_lock() {
+	local fd
+	mkdir -p "$CGF_CACHE"
+	exec {fd}>"$CGF_CACHE/.$1.lock"
+	if ! flock -n "$fd"; then
+		say "waiting for another $1 build in $CGF_CACHE"
+		flock "$fd"
+	fi
+}
+
 # git_k: git in the kernel cache repository, with an identity of its own
 # (commits there are build state, never project history).
 git_k() { git -c user.name=cgfilterd-build -c user.email=build@cgfilterd.invalid "$@"; }
