@@ -213,9 +213,15 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, bool ann
 	/* Watch what the tree looks like now; a directory watched only now
 	 * may have gained children since the tree was read: look again. */
 	if (m->watch && rc.tree.paths) {
-		added = cgf_watch_update(m->watch, &rc.tree, watch_wanted, (void *) lp);
+		struct cgf_watch_failures failed;
+
+		added = cgf_watch_update(m->watch, &rc.tree, watch_wanted, (void *) lp, &failed);
 		if (added < 0)
 			log_warning("watching the cgroup tree, ignoring: %s", strerror(-added));
+		else if (failed.n > 0)
+			log_warning("cannot watch %u cgroup directories (the first: %s), ignoring: %s; "
+				    "cgroups created in them are seen at the next reconcile",
+				    failed.n, failed.first_path, strerror(-failed.first_error));
 	}
 	cgf_reconcile_done(&rc);
 	if (r >= 0 && added > 0)
