@@ -52,6 +52,7 @@ struct manager {
 	unsigned generation;          /* policies taken into force so far */
 	unsigned reloads;             /* SIGHUPs answered so far */
 	bool started;                 /* the first reconcile is done */
+	size_t skipped_said;          /* cgroups the last logged walk skipped */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -177,6 +178,27 @@ static void warn_missing(const struct loaded_policy *lp, const struct cgf_cgroup
 	}
 }
 
+/* Directories the walk did not enter (too deep, path too long, not
+ * openable): said when their number changes, not at every event, since
+ * whoever built them can also make events. */
+static void warn_skipped(struct manager *m, const struct cgf_cgroup_tree *tree) {
+	if (tree->n_skipped == m->skipped_said)
+		return;
+	m->skipped_said = tree->n_skipped;
+	if (tree->n_skipped == 0) {
+		log_info("the cgroup walk skips no directory any more");
+		return;
+	}
+	if (tree->skipped[0].error == -ELOOP)
+		log_warning("the cgroup walk skips %zu directories and what is below them (the first: %s: "
+			    "deeper than %d levels); programs attached above them still apply there",
+			    tree->n_skipped, tree->skipped[0].path, CGF_CGROUP_TREE_DEPTH_MAX);
+	else
+		log_warning("the cgroup walk skips %zu directories and what is below them (the first: %s: %s); "
+			    "programs attached above them still apply there",
+			    tree->n_skipped, tree->skipped[0].path, strerror(-tree->skipped[0].error));
+}
+
 /* One reconcile of a policy; *ret_message (optional) says why it failed.
  * "announce": start-up or reload, when a missing cgroup is worth a
  * warning (not at every cgroup event). */
@@ -209,6 +231,8 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, bool ann
 		log_debug("reconciled: %zu cgroups, no changes", rc.tree.n_paths);
 	if (r >= 0 && announce && rc.tree.paths)
 		warn_missing(lp, &rc.tree);
+	if (rc.tree.paths)
+		warn_skipped(m, &rc.tree);
 
 	/* Watch what the tree looks like now; a directory watched only now
 	 * may have gained children since the tree was read: look again. */

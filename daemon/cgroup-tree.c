@@ -12,6 +12,8 @@ void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t) {
 		free(t->paths[i]);
 	free(t->paths);
 	free(t->ids);
+	for (size_t i = 0; i < t->n_skipped && i < CGF_CGROUP_TREE_SKIPPED_KEPT; i++)
+		free(t->skipped[i].path);
 	*t = (struct cgf_cgroup_tree) {};
 }
 
@@ -38,8 +40,22 @@ static int add_path(struct cgf_cgroup_tree *t, const char *path, int fd) {
 	return 0;
 }
 
-/* Every directory of cgroupfs is a cgroup; files are its knobs. */
-static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path) {
+static int skip(struct cgf_cgroup_tree *t, const char *path, int error) {
+	if (t->n_skipped < CGF_CGROUP_TREE_SKIPPED_KEPT) {
+		struct cgf_cgroup_skipped *s = &t->skipped[t->n_skipped];
+
+		s->path = strdup(path);
+		if (!s->path)
+			return -ENOMEM;
+		s->error = error;
+	}
+	t->n_skipped++;
+	return 0;
+}
+
+/* Every directory of cgroupfs is a cgroup; files are its knobs.  "depth"
+ * counts the levels below the root: each holds one open directory. */
+static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigned depth) {
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
@@ -52,14 +68,16 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path) {
 	}
 	while (r >= 0) {
 		_cleanup_free_ char *child = NULL;
+		const char *rel;
 		int fd;
 
 		errno = 0;
 		de = readdir(d);
 		if (!de) {
-			/* A directory that vanished under us ends its walk, not ours. */
+			/* A directory that vanished under us ends its walk, not
+			 * ours; nor does one we cannot list to the end. */
 			if (errno != 0 && errno != ENOENT && errno != ENODEV)
-				r = -errno;
+				r = skip(t, path, -errno);
 			break;
 		}
 		if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
@@ -68,16 +86,25 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path) {
 			r = -ENOMEM;
 			break;
 		}
+		rel = streq(path, ".") ? de->d_name : child;
+		if (depth + 1 > CGF_CGROUP_TREE_DEPTH_MAX) {
+			r = skip(t, rel, -ELOOP);
+			continue;
+		}
+		if (strlen(rel) > CGF_CGROUP_TREE_PATH_MAX) {
+			r = skip(t, rel, -ENAMETOOLONG);
+			continue;
+		}
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0) {
 			if (errno == ENOENT || errno == ENODEV)
 				continue;
-			r = -errno;
-			break;
+			r = errno == ENOMEM ? -ENOMEM : skip(t, rel, -errno);
+			continue;
 		}
-		r = add_path(t, streq(path, ".") ? de->d_name : child, fd);
+		r = add_path(t, rel, fd);
 		if (r >= 0)
-			r = walk(t, fd, t->paths[t->n_paths - 1]);
+			r = walk(t, fd, t->paths[t->n_paths - 1], depth + 1);
 		else
 			close(fd);
 	}
@@ -98,7 +125,7 @@ int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
 		cgf_cgroup_tree_done(&t);
 		return r;
 	}
-	r = walk(&t, fd, ".");
+	r = walk(&t, fd, ".", 0);
 	if (r < 0) {
 		cgf_cgroup_tree_done(&t);
 		return r;

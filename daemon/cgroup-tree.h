@@ -7,22 +7,44 @@
  * matches the policy against it and the kernel edge reads the
  * attachments of each.  A cgroup removed while we walk is simply not in
  * the snapshot: cgroups come and go, and the next event brings a new one.
+ *
+ * Anyone with a delegated cgroup can build the tree below it, so the walk
+ * is bounded: it goes at most CGF_CGROUP_TREE_DEPTH_MAX levels deep (one
+ * open directory per level), takes no path longer than
+ * CGF_CGROUP_TREE_PATH_MAX (every later openat() and inotify watch of it
+ * must succeed), and skips a directory it cannot open.  A skipped
+ * directory and everything below it are not in the snapshot; the walk
+ * goes on with its siblings and says how many it skipped.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#define CGF_CGROUP_TREE_DEPTH_MAX 64
+/* Room for "/proc/self/fd/N/" before it: inotify takes a path. */
+#define CGF_CGROUP_TREE_PATH_MAX (4096 - 64)
+#define CGF_CGROUP_TREE_SKIPPED_KEPT 8
+
+struct cgf_cgroup_skipped {
+	char *path;
+	int error; /* -ELOOP: too deep, -ENAMETOOLONG: path too long, else openat()'s */
+};
+
 struct cgf_cgroup_tree {
 	char **paths;
 	uint64_t *ids; /* each path's cgroup id (its inode on cgroup2) */
 	size_t n_paths;
+	/* Directories the walk did not enter: how many, and the first few. */
+	size_t n_skipped;
+	struct cgf_cgroup_skipped skipped[CGF_CGROUP_TREE_SKIPPED_KEPT];
 };
 
 /* Is the id one of the tree's cgroups? */
 bool cgf_cgroup_tree_has_id(const struct cgf_cgroup_tree *t, uint64_t id);
 
 /* Walks the hierarchy below root_fd (an O_DIRECTORY fd of the cgroup2
- * mount, or of a subtree when "prefix" names it).  Returns 0 or -errno. */
+ * mount).  Returns 0, or -errno when the root itself cannot be read or
+ * memory runs out: nothing below the root makes the walk fail. */
 int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret);
 void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t);

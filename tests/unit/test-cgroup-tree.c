@@ -5,7 +5,9 @@
  * files are the knobs): every directory once, parents before children,
  * files and symlinks ignored, the root as ".".
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "cgroup-tree.h"
@@ -80,10 +82,66 @@ int main(void) {
 	CHECK(&s, cgf_cgroup_tree_read(fd, &t) == 0, "read an empty tree");
 	CHECK(&s, t.n_paths == 1 && streq(t.paths[0], "."), "only the root");
 	cgf_cgroup_tree_done(&t);
-	close(fd);
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", base);
-	unlink(path);
-	rmdir(base);
+	/* What a user with a delegated cgroup can build below it: 17 levels
+	 * of 250-byte names (a path longer than PATH_MAX) and a chain 1,100
+	 * levels deep, with an open-file limit well below that depth.  The
+	 * walk skips into neither past its bounds, keeps every path usable,
+	 * and sees the sibling next to them. */
+	{
+		struct rlimit low, old;
+		size_t i_ok, longest = 0, skipped_long = 0, skipped_deep = 0;
+		int dfd;
+
+		REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+		low = (struct rlimit) { 100, old.rlim_max };
+		dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		REQUIRE(dfd >= 0);
+		REQUIRE(mkdirat(dfd, "long", 0755) == 0);
+		for (int i = 0, next; i < 17; i++) {
+			char name[251];
+
+			next = openat(dfd, i == 0 ? "long" : name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			memset(name, 'a' + i, 250);
+			name[250] = '\0';
+			REQUIRE(next >= 0 && mkdirat(next, name, 0755) == 0);
+			close(dfd);
+			dfd = next;
+		}
+		close(dfd);
+		dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		REQUIRE(mkdirat(dfd, "deep", 0755) == 0);
+		for (int i = 0, next; i < 1100; i++) {
+			next = openat(dfd, i == 0 ? "deep" : "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			REQUIRE(next >= 0 && mkdirat(next, "d", 0755) == 0);
+			close(dfd);
+			dfd = next;
+		}
+		close(dfd);
+		make(base, "ok", true);
+
+		REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+		CHECK(&s, cgf_cgroup_tree_read(fd, &t) == 0, "read a hostile tree with 100 fds");
+		REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+		CHECK(&s, has(&t, "ok", &i_ok), "the sibling is in it");
+		for (size_t i = 0; i < t.n_paths; i++)
+			if (strlen(t.paths[i]) > longest)
+				longest = strlen(t.paths[i]);
+		CHECK(&s, longest <= CGF_CGROUP_TREE_PATH_MAX, "no path longer than %d, got %zu",
+		      CGF_CGROUP_TREE_PATH_MAX, longest);
+		for (size_t i = 0; i < t.n_skipped && i < CGF_CGROUP_TREE_SKIPPED_KEPT; i++) {
+			skipped_long += t.skipped[i].error == -ENAMETOOLONG && strncmp(t.skipped[i].path, "long/", 5) == 0;
+			skipped_deep += t.skipped[i].error == -ELOOP && strncmp(t.skipped[i].path, "deep/", 5) == 0;
+		}
+		CHECK(&s, t.n_skipped == 2 && skipped_long == 1 && skipped_deep == 1,
+		      "one skip each for too long and too deep, got %zu (%zu, %zu)", t.n_skipped, skipped_long,
+		      skipped_deep);
+		CHECK(&s, t.n_paths == 1 + 1 + 16 + CGF_CGROUP_TREE_DEPTH_MAX + 1,
+		      "root, ok, 16 levels of long, %d of deep: got %zu", CGF_CGROUP_TREE_DEPTH_MAX, t.n_paths);
+		cgf_cgroup_tree_done(&t);
+		close(fd);
+		snprintf(path, sizeof(path), "rm -rf %s", base);
+		REQUIRE(system(path) == 0);
+	}
 	return test_finish(&s, "test-cgroup-tree");
 }
