@@ -53,6 +53,8 @@ struct manager {
 	unsigned reloads;             /* SIGHUPs answered so far */
 	bool started;                 /* the first reconcile is done */
 	size_t skipped_said;          /* cgroups the last logged walk skipped */
+	sd_event_source *retry;       /* armed while the kernel differs from the policy in force */
+	uint64_t retry_delay;         /* µs until the next retry; doubles per failure */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -69,6 +71,7 @@ static struct manager *manager_free(struct manager *m) {
 		return NULL;
 	loaded_policy_done(&m->current);
 	sd_event_source_unref(m->watch_source);
+	sd_event_source_unref(m->retry);
 	cgf_watch_free(m->watch);
 	cgf_kernel_free(m->kernel);
 	sd_event_unref(m->event);
@@ -199,11 +202,59 @@ static void warn_skipped(struct manager *m, const struct cgf_cgroup_tree *tree) 
 			    tree->n_skipped, tree->skipped[0].path, strerror(-tree->skipped[0].error));
 }
 
+#define RETRY_DELAY_FIRST (100 * 1000ULL)        /* µs */
+#define RETRY_DELAY_MAX (60 * 1000 * 1000ULL)
+
+static int reconcile(struct manager *m, const struct loaded_policy *lp, bool announce, char **ret_message);
+
+static int on_retry(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata) {
+	struct manager *m = userdata;
+
+	log_info("reconciling again after a failure");
+	(void) reconcile(m, &m->current, false, NULL);
+	return 0;
+}
+
+/*
+ * A reconcile that failed or did not converge (a cgroup removed between
+ * the snapshot and the attach, another controller's list in the way)
+ * is tried again later: no event may come that would try it for us.  The
+ * delay doubles up to a minute, so that a failure someone keeps causing
+ * costs little; the first success disarms it.
+ */
+static void retry_later(struct manager *m, bool failed) {
+	int r;
+
+	if (!m->event)
+		return; /* --once */
+	if (!failed) {
+		m->retry_delay = RETRY_DELAY_FIRST;
+		if (m->retry)
+			(void) sd_event_source_set_enabled(m->retry, SD_EVENT_OFF);
+		return;
+	}
+	if (m->retry_delay == 0)
+		m->retry_delay = RETRY_DELAY_FIRST;
+	if (!m->retry)
+		r = sd_event_add_time_relative(m->event, &m->retry, CLOCK_MONOTONIC, m->retry_delay, 0, on_retry, m);
+	else {
+		r = sd_event_source_set_time_relative(m->retry, m->retry_delay);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(m->retry, SD_EVENT_ONESHOT);
+	}
+	if (r < 0)
+		log_error("arming the retry timer: %s", strerror(-r));
+	else
+		log_info("trying again in %llu ms", (unsigned long long) (m->retry_delay / 1000));
+	m->retry_delay = m->retry_delay * 2 > RETRY_DELAY_MAX ? RETRY_DELAY_MAX : m->retry_delay * 2;
+}
+
 /* One reconcile of a policy; *ret_message (optional) says why it failed.
  * "announce": start-up or reload, when a missing cgroup is worth a
  * warning (not at every cgroup event). */
 static int reconcile(struct manager *m, const struct loaded_policy *lp, bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
+	bool converged;
 	int r, added = 0;
 
 	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, true, &rc);
@@ -247,9 +298,14 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, bool ann
 				    "cgroups created in them are seen at the next reconcile",
 				    failed.n, failed.first_path, strerror(-failed.first_error));
 	}
+	converged = r >= 0 && rc.converged;
 	cgf_reconcile_done(&rc);
 	if (r >= 0 && added > 0)
 		return reconcile(m, lp, false, ret_message);
+	/* Only the policy in force is retried: a new one that fails is
+	 * refused, and the reload reconciles the old one again. */
+	if (lp == &m->current)
+		retry_later(m, !converged);
 	return r;
 }
 

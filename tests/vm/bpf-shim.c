@@ -10,12 +10,16 @@
  *   no revision check), then lets the daemon's attach go on: the kernel
  *   must answer -ESTALE, and the daemon must read again, plan again and
  *   keep the other controller's program;
+ * - with $CGF_BPF_FAIL_ATTACH=N the N-th attach (BPF_PROG_ATTACH or
+ *   BPF_LINK_CREATE) fails with EBUSY without reaching the kernel, once:
+ *   the daemon must try again later by itself;
  * - with $CGF_BPF_LOG it appends the name of every successful bpf(2)
  *   command that changes kernel state (loads, pins, attaches, detaches,
  *   map writes) to that file, one a line: a reconcile with nothing to do
  *   must add none.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +33,7 @@
 typedef long (*syscall_fn)(long number, ...);
 
 static int fired;
+static long attaches;
 
 /* The commands that change something; reads and queries are not listed. */
 static const char *mutating(long cmd)
@@ -110,6 +115,11 @@ long syscall(long number, ...)
 			fired = 1;
 			other_controller(sys, attr);
 		}
+	}
+	if (number == __NR_bpf && (a[0] == BPF_PROG_ATTACH || a[0] == BPF_LINK_CREATE) &&
+	    getenv("CGF_BPF_FAIL_ATTACH") && ++attaches == atol(getenv("CGF_BPF_FAIL_ATTACH"))) {
+		errno = EBUSY;
+		return -1;
 	}
 	ret = sys(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	/* Only what took effect: the daemon's feature probe attaches with
