@@ -124,11 +124,32 @@ static int index_filters(struct validator *v) {
 	return 0;
 }
 
+/* Does the network lie within ::ffff:0:0/96, the IPv4-mapped addresses? */
+static bool is_v4_mapped(const struct cgf_rule *r) {
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return r->family == AF_INET6 && r->prefixlen >= 96 && memcmp(r->addr, prefix, sizeof(prefix)) == 0;
+}
+
 static void check_rule(struct validator *v, const struct cgf_rule *r) {
 	char net[CGF_CIDR_STRLEN];
 
 	if (r->family == 0)
 		return; /* did not parse */
+
+	/* A dual-stack socket sends to ::ffff:a.b.c.d as IPv4: the filters
+	 * judge it by the IPv4 rules, and an IPv6 rule for it never matches. */
+	if (is_v4_mapped(r)) {
+		uint8_t v4[16] = {};
+
+		memcpy(v4, r->addr + 12, 4);
+		cgf_cidr_format_network(AF_INET, v4, r->prefixlen - 96, net);
+		error_at(v, r->cidr_pos,
+			 "cidr '%s' is IPv4-mapped IPv6, which never matches: such traffic leaves as IPv4 "
+			 "and is judged by the IPv4 rules; write '%s'",
+			 r->cidr, net);
+		return;
+	}
 
 	if (cgf_cidr_has_host_bits(r->family, r->addr, r->prefixlen)) {
 		cgf_cidr_format_network(r->family, r->addr, r->prefixlen, net);
