@@ -159,6 +159,10 @@ static struct cgf_diag *diags_append(struct cgf_diags *d, enum cgf_severity seve
 	return g;
 }
 
+bool cgf_diags_would_hold(const struct cgf_diags *d, struct cgf_pos pos) {
+	return d->n < CGF_DIAGS_MAX || compare_diag_key(pos, d->n_added, &d->items[d->largest]) < 0;
+}
+
 void cgf_diags_addv(struct cgf_diags *d, enum cgf_severity severity, struct cgf_pos pos,
 		    const char *format, va_list ap) {
 	(void) diags_append(d, severity, pos, format, ap);

@@ -120,6 +120,10 @@ void cgf_diags_add_file(struct cgf_diags *d, enum cgf_severity severity, const c
  * dropped with it when that one is not held). */
 void cgf_diags_note(struct cgf_diags *d, struct cgf_pos pos, const char *format, ...) _printf_(3, 4);
 
+/* Would a diagnostic at pos be held, or only counted?  For callers that
+ * spend effort on a message (a "did you mean" search). */
+bool cgf_diags_would_hold(const struct cgf_diags *d, struct cgf_pos pos);
+
 /* 0, or -ENOMEM if a diagnostic could not be recorded. */
 int cgf_diags_status(const struct cgf_diags *d);
 

@@ -24,6 +24,8 @@
 #include "cgroup-pattern.h"
 #include "policy-validate.h"
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
 /* An attached filter whose definition, type and direction are known. */
 struct entry {
 	size_t attachment; /* index in p->attachments */
@@ -94,6 +96,62 @@ static const struct cgf_filter *lookup(const struct validator *v, const char *na
 	f = bsearch(name, v->names, v->n_names, sizeof(*v->names), compare_filter_key);
 	return f ? *f : NULL;
 }
+
+struct name_index {
+	const char *name;
+	size_t index;
+};
+
+static int compare_name_index(const void *a, const void *b) {
+	const struct name_index *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	if (r != 0)
+		return r;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* For each of n names (NULL: none), the index of the first earlier equal
+ * one, or SIZE_MAX: one sort instead of comparing every pair, for the
+ * lists that may be long (an attachment's filters, tenants). */
+static int index_repeats(const char *const *names, size_t n, size_t **ret) {
+	_cleanup_free_ struct name_index *v = NULL;
+	_cleanup_free_ size_t *first = NULL;
+	size_t k = 0;
+
+	v = calloc(n + 1, sizeof(*v));
+	first = calloc(n + 1, sizeof(*first));
+	if (!v || !first)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		first[i] = SIZE_MAX;
+		if (names[i])
+			v[k++] = (struct name_index) { names[i], i };
+	}
+	qsort_safe(v, k, sizeof(*v), compare_name_index);
+	for (size_t i = 1, run = 0; i < k; i++) {
+		if (!streq(v[run].name, v[i].name)) {
+			run = i;
+			continue;
+		}
+		first[v[i].index] = v[run].index;
+	}
+	*ret = TAKE_PTR(first);
+	return 0;
+}
+
+/* index_repeats() over a field of an array of structs. */
+#define INDEX_REPEATS(array, n, field, ret)                                        \
+	({                                                                         \
+		_cleanup_free_ const char **_names = calloc((n) + 1, sizeof(char *)); \
+		int _r = -ENOMEM;                                                  \
+		if (_names) {                                                      \
+			for (size_t _i = 0; _i < (n); _i++)                        \
+				_names[_i] = (array)[_i].field;                    \
+			_r = index_repeats(_names, (n), (ret));                   \
+		}                                                                  \
+		_r;                                                                \
+	})
 
 /* Builds the name table; reports names defined twice, in one file or two. */
 static int index_filters(struct validator *v) {
@@ -225,7 +283,9 @@ static void report_unknown(struct validator *v, struct cgf_pos pos, const char *
 	const char *best = NULL;
 	size_t best_d = SIZE_MAX, d;
 
-	for (size_t i = 0; i < v->n_names; i++) {
+	/* The search for a suggestion costs a pass over every name: not for
+	 * a diagnostic that the list would only count. */
+	for (size_t i = 0; cgf_diags_would_hold(v->diags, pos) && i < v->n_names; i++) {
 		if (is_close_match(name, v->names[i]->name, &d) && d < best_d) {
 			best_d = d;
 			best = v->names[i]->name;
@@ -271,9 +331,64 @@ static const struct entry *side_entry(const struct validator *v, const struct si
 	return &v->entries[s->entries[i]];
 }
 
-static void check_tenants(struct validator *v, size_t ai) {
+/* A tenant glob and the length of its literal start: fnmatch() can only
+ * match a name that begins with it. */
+struct glob_entry {
+	const char *pattern;
+	size_t prefix;
+	size_t index; /* in the tenants */
+};
+
+static int compare_glob_entries(const void *a, const void *b) {
+	const struct glob_entry *x = a, *y = b;
+	int r = memcmp(x->pattern, y->pattern, MIN(x->prefix, y->prefix));
+
+	if (r != 0)
+		return r;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The first glob before tenant "before" that matches name, or SIZE_MAX.
+ * Only the globs whose literal start is a start of name are tried: for
+ * each length, a binary search in the globs sorted by start. */
+static size_t first_matching_glob(const struct glob_entry *globs, size_t n, const char *name, size_t before) {
+	size_t best = before, len = strlen(name);
+
+	for (size_t k = 0; k <= len && n > 0; k++) {
+		struct glob_entry key = { .pattern = name, .prefix = k, .index = 0 };
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (compare_glob_entries(&globs[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && globs[lo].prefix == k && memcmp(globs[lo].pattern, name, k) == 0 &&
+		       globs[lo].index < best;
+		     lo++)
+			if (fnmatch(globs[lo].pattern, name, FNM_PATHNAME | FNM_NOESCAPE) == 0) {
+				best = globs[lo].index;
+				break;
+			}
+	}
+	return best < before ? best : SIZE_MAX;
+}
+
+static int check_tenants(struct validator *v, size_t ai) {
 	const struct cgf_attachment *a = &v->p->attachments[ai];
 	const struct cgf_filter *carrier[_CGF_DIRECTION_MAX] = {};
+	_cleanup_free_ struct glob_entry *globs = NULL;
+	_cleanup_free_ size_t *same = NULL;
+	size_t n_globs = 0, star = SIZE_MAX;
+	int r;
+
+	if (a->n_tenants == 0)
+		return 0;
 
 	/* The first rules filter of a direction applies that direction's
 	 * tenant filters. */
@@ -284,37 +399,59 @@ static void check_tenants(struct validator *v, size_t ai) {
 			carrier[f->direction] = f;
 	}
 
+	/* An earlier entry matches a later one when it is '*', the same
+	 * name, or a glob that matches the name: indexed, not paired. */
+	r = INDEX_REPEATS(a->tenants, a->n_tenants, pattern, &same);
+	if (r < 0)
+		return r;
+	globs = calloc(a->n_tenants + 1, sizeof(*globs));
+	if (!globs)
+		return -ENOMEM;
+	for (size_t t = 0; t < a->n_tenants; t++) {
+		const char *pattern = a->tenants[t].pattern;
+
+		if (streq(pattern, "*") && star == SIZE_MAX)
+			star = t;
+		if (cgf_pattern_is_glob(pattern))
+			globs[n_globs++] = (struct glob_entry) { pattern, strcspn(pattern, "*?["), t };
+	}
+	qsort_safe(globs, n_globs, sizeof(*globs), compare_glob_entries);
+
 	for (size_t t = 0; t < a->n_tenants; t++) {
 		const struct cgf_tenant *tn = &a->tenants[t];
+		_cleanup_free_ size_t *twice = NULL;
+		size_t first = star < t ? star : SIZE_MAX;
 
 		/* First match wins: an entry after one that matches all it
 		 * could match never applies. */
-		for (size_t u = 0; u < t; u++) {
-			const struct cgf_tenant *earlier = &a->tenants[u];
+		if (!cgf_pattern_is_glob(tn->pattern)) {
+			size_t g = first_matching_glob(globs, n_globs, tn->pattern, MIN(t, first));
 
-			if (streq(earlier->pattern, "*") ||
-			    (!cgf_pattern_is_glob(tn->pattern) &&
-			     fnmatch(earlier->pattern, tn->pattern, FNM_PATHNAME | FNM_NOESCAPE) == 0)) {
-				error_at(v, tn->pos,
-					 "tenant '%s' never applies: '%s' comes first and matches it "
-					 "(the first matching entry wins)",
-					 tn->pattern, earlier->pattern);
-				note(v, earlier->pos, "'%s' is here", earlier->pattern);
-				break;
-			}
+			first = MIN(first, MIN(same[t], g));
+		}
+		if (first != SIZE_MAX) {
+			const struct cgf_tenant *earlier = &a->tenants[first];
+
+			error_at(v, tn->pos,
+				 "tenant '%s' never applies: '%s' comes first and matches it "
+				 "(the first matching entry wins)",
+				 tn->pattern, earlier->pattern);
+			note(v, earlier->pos, "'%s' is here", earlier->pattern);
 		}
 
+		r = INDEX_REPEATS(tn->filters, tn->n_filters, filter, &twice);
+		if (r < 0)
+			return r;
 		for (size_t i = 0; i < tn->n_filters; i++) {
 			const struct cgf_filter_ref *ref = &tn->filters[i];
 			const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
 
-			for (size_t j = 0; f && j < i; j++)
-				if (streq_ptr(tn->filters[j].filter, ref->filter)) {
-					error_at(v, ref->pos, "filter '%s' is listed twice for tenant '%s'", ref->filter,
-						 tn->pattern);
-					note(v, tn->filters[j].pos, "first listed here");
-					f = NULL;
-				}
+			if (f && twice[i] != SIZE_MAX) {
+				error_at(v, ref->pos, "filter '%s' is listed twice for tenant '%s'", ref->filter,
+					 tn->pattern);
+				note(v, tn->filters[twice[i]].pos, "first listed here");
+				f = NULL;
+			}
 			if (!filter_is_known(f))
 				continue;
 			if (f->type != CGF_FILTER_RULES)
@@ -329,6 +466,7 @@ static void check_tenants(struct validator *v, size_t ai) {
 					 f->name, dir_str(f->direction), dir_str(f->direction));
 		}
 	}
+	return 0;
 }
 
 static void check_features(struct validator *v, const struct cgf_attachment *a) {
@@ -350,8 +488,12 @@ static void check_features(struct validator *v, const struct cgf_attachment *a) 
 
 static int check_attachment(struct validator *v, size_t ai) {
 	const struct cgf_attachment *a = &v->p->attachments[ai];
+	_cleanup_free_ size_t *first = NULL;
 	int r;
 
+	r = INDEX_REPEATS(a->filters, a->n_filters, filter, &first);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < a->n_filters; i++) {
 		const struct cgf_filter_ref *ref = &a->filters[i];
 		const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
@@ -360,12 +502,11 @@ static int check_attachment(struct validator *v, size_t ai) {
 		if (ref->anchor != CGF_ANCHOR_NONE && !lookup(v, ref->anchor_filter))
 			report_unknown(v, ref->anchor_pos, ref->anchor_filter);
 
-		for (size_t j = 0; f && j < i && !twice; j++)
-			if (streq_ptr(a->filters[j].filter, ref->filter)) {
-				error_at(v, ref->pos, "filter '%s' is listed twice in this attachment", ref->filter);
-				note(v, a->filters[j].pos, "first listed here");
-				twice = true;
-			}
+		if (f && first[i] != SIZE_MAX) {
+			error_at(v, ref->pos, "filter '%s' is listed twice in this attachment", ref->filter);
+			note(v, a->filters[first[i]].pos, "first listed here");
+			twice = true;
+		}
 		if (twice || !filter_is_known(f))
 			continue;
 
@@ -394,7 +535,9 @@ static int check_attachment(struct validator *v, size_t ai) {
 			s->reported_single = true;
 		}
 
-	check_tenants(v, ai);
+	r = check_tenants(v, ai);
+	if (r < 0)
+		return r;
 	check_features(v, a);
 	return 0;
 }
@@ -476,8 +619,149 @@ static void check_below_none(struct validator *v, size_t ai, size_t bi, unsigned
 	note(v, mode_pos(a), "mode none is set here; its 'tenants' give children rules of their own");
 }
 
+/* A literal cgroup path and its attachment; the root is ".". */
+struct literal {
+	const char *path;
+	size_t attachment;
+};
+
+static int compare_literals(const void *a, const void *b) {
+	const struct literal *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+
+	if (r != 0)
+		return r;
+	return x->attachment < y->attachment ? -1 : x->attachment > y->attachment;
+}
+
+static bool is_root_path(const char *p) {
+	return streq(p, ".") || streq(p, "");
+}
+
+/* The first literal with this path (len bytes of it), or n. */
+static size_t literal_lower_bound(const struct literal *lits, size_t n, const char *path, size_t len) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strncmp(lits[mid].path, path, len);
+
+		if (r < 0 || (r == 0 && strlen(lits[mid].path) < len))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct candidates {
+	size_t *items;
+	size_t n;
+};
+
+static int add_candidate(struct candidates *c, size_t ai) {
+	size_t *slot = array_append((void **) &c->items, c->n, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = ai;
+	c->n++;
+	return 0;
+}
+
+/* The literals with exactly this path (len bytes) before bi; with
+ * only_none, those with mode none. */
+static int add_literal_group(struct validator *v, const struct literal *lits, size_t n_lits, const char *path,
+			     size_t len, size_t bi, bool only_none, struct candidates *c) {
+	for (size_t i = literal_lower_bound(lits, n_lits, path, len);
+	     i < n_lits && strlen(lits[i].path) == len && strncmp(lits[i].path, path, len) == 0 &&
+	     lits[i].attachment < bi;
+	     i++)
+		if (!only_none || v->p->attachments[lits[i].attachment].mode == CGF_MODE_NONE) {
+			int r = add_candidate(c, lits[i].attachment);
+
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static int compare_size(const void *a, const void *b) {
+	size_t x = *(const size_t *) a, y = *(const size_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The attachments before bi that the pair checks may concern: every one
+ * with a glob (the patterns decide), and of the literal ones those with
+ * the same path, the none ones above it and, when bi is none, those below
+ * it.  Sorted, so that the pairs are visited in the order of the files as
+ * before, which decides what is reported first.  Without globs the cost is
+ * n log n over the policy instead of one comparison per pair.
+ */
+static int pair_candidates(struct validator *v, const struct literal *lits, size_t n_lits, const size_t *globs,
+			   size_t n_globs, size_t bi, struct candidates *c) {
+	const struct cgf_attachment *b = &v->p->attachments[bi];
+	const char *path = is_root_path(b->cgroup) ? "." : b->cgroup;
+	int r;
+
+	c->n = 0;
+	if (cgf_pattern_is_glob(b->cgroup)) {
+		for (size_t ai = 0; ai < bi; ai++)
+			if (v->p->attachments[ai].cgroup) {
+				r = add_candidate(c, ai);
+				if (r < 0)
+					return r;
+			}
+		return 0; /* in order already */
+	}
+
+	for (size_t i = 0; i < n_globs && globs[i] < bi; i++) {
+		r = add_candidate(c, globs[i]);
+		if (r < 0)
+			return r;
+	}
+	r = add_literal_group(v, lits, n_lits, path, strlen(path), bi, false, c);
+	if (r < 0)
+		return r;
+	if (!streq(path, ".")) {
+		/* The ancestors: the root, then "a", "a/b", ... of "a/b/c". */
+		r = add_literal_group(v, lits, n_lits, ".", 1, bi, true, c);
+		for (const char *slash = path; r >= 0 && (slash = strchr(slash, '/')); slash++)
+			r = add_literal_group(v, lits, n_lits, path, slash - path, bi, true, c);
+		if (r < 0)
+			return r;
+	}
+	if (b->mode == CGF_MODE_NONE) {
+		/* Below it: every literal path that starts with "path/". */
+		_cleanup_free_ char *below = NULL;
+		size_t from = 0, len = 0;
+
+		if (!streq(path, ".")) {
+			if (asprintf(&below, "%s/", path) < 0)
+				return -ENOMEM;
+			len = strlen(below);
+			from = literal_lower_bound(lits, n_lits, below, len);
+		}
+		for (size_t i = from; i < n_lits && (!below || strncmp(lits[i].path, below, len) == 0); i++)
+			if (lits[i].attachment < bi && !streq(lits[i].path, ".")) {
+				r = add_candidate(c, lits[i].attachment);
+				if (r < 0)
+					return r;
+			}
+	}
+
+	qsort_safe(c->items, c->n, sizeof(*c->items), compare_size);
+	return 0;
+}
+
 static int check_pairs(struct validator *v) {
 	const struct cgf_policy *p = v->p;
+	_cleanup_free_ struct literal *lits = NULL;
+	_cleanup_free_ size_t *globs = NULL;
+	struct candidates cand = {};
+	size_t n_lits = 0, n_globs = 0;
 	int r;
 
 	/* Compiled once: the pairs are many. */
@@ -487,6 +771,22 @@ static int check_pairs(struct validator *v) {
 			if (r < 0)
 				return r;
 		}
+
+	lits = calloc(p->n_attachments + 1, sizeof(*lits));
+	globs = calloc(p->n_attachments + 1, sizeof(*globs));
+	if (!lits || !globs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const char *c = p->attachments[i].cgroup;
+
+		if (!c)
+			continue;
+		if (cgf_pattern_is_glob(c))
+			globs[n_globs++] = i;
+		else
+			lits[n_lits++] = (struct literal) { is_root_path(c) ? "." : c, i };
+	}
+	qsort_safe(lits, n_lits, sizeof(*lits), compare_literals);
 
 	for (size_t bi = 0; bi < p->n_attachments; bi++) {
 		const struct cgf_attachment *b = &p->attachments[bi];
@@ -507,11 +807,16 @@ static int check_pairs(struct validator *v) {
 				note(v, mode_pos(b), "mode none is set here");
 			}
 
-		for (size_t ai = 0; ai < bi; ai++) {
+		r = pair_candidates(v, lits, n_lits, globs, n_globs, bi, &cand);
+		if (r < 0)
+			goto finish;
+		for (size_t ci = 0; ci < cand.n; ci++) {
+			size_t ai = cand.items[ci];
 			const struct cgf_attachment *a = &p->attachments[ai];
 			bool used = false, overlap;
 
-			if (!a->cgroup)
+			/* A none ancestor with the same path came twice. */
+			if (ci > 0 && cand.items[ci - 1] == ai)
 				continue;
 			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
 				used = used || (v->sides[ai][d].n > 0 && v->sides[bi][d].n > 0);
@@ -550,7 +855,10 @@ static int check_pairs(struct validator *v) {
 				 CGF_MAX_PROGS, b->cgroup, dir_str(d), before[d] + at + 1);
 		}
 	}
-	return 0;
+	r = 0;
+finish:
+	free(cand.items);
+	return r;
 }
 
 /* ---- 4. ordering --------------------------------------------------------- */
