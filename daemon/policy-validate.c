@@ -1001,9 +1001,25 @@ static int compare_entries(const void *a, const void *b, void *userdata) {
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* The smallest index with that name in a sorted name index, or n. */
+static size_t first_named(const struct name_index *v, size_t n, const char *name) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && streq(v[lo].name, name) ? v[lo].index : n;
+}
+
 /* One cgroup (as written) and direction: nodes are its entries in the
  * order of the files. */
 static int check_group(struct validator *v, const struct entry *const *nodes, size_t n) {
+	_cleanup_free_ struct name_index *by_name = NULL;
 	_cleanup_free_ struct edge *edges = NULL;
 	unsigned d = nodes[0]->filter->direction;
 	size_t n_edges = 0;
@@ -1033,9 +1049,17 @@ static int check_group(struct validator *v, const struct entry *const *nodes, si
 			error_at(v, e->ref->anchor_pos, "'%s' cannot be ordered relative to itself", e->filter->name);
 			continue;
 		}
-		for (size_t j = 0; j < n && anchor == n; j++)
-			if (streq(nodes[j]->filter->name, e->ref->anchor_filter))
-				anchor = j;
+		if (!by_name) {
+			/* The first node of each name, by binary search: a
+			 * scan per anchor would be quadratic in the group. */
+			by_name = calloc(n + 1, sizeof(*by_name));
+			if (!by_name)
+				return -ENOMEM;
+			for (size_t j = 0; j < n; j++)
+				by_name[j] = (struct name_index) { nodes[j]->filter->name, j };
+			qsort_safe(by_name, n, sizeof(*by_name), compare_name_index);
+		}
+		anchor = first_named(by_name, n, e->ref->anchor_filter);
 		if (anchor == n) {
 			error_at(v, e->ref->anchor_pos,
 				 "%s: '%s' is not attached to cgroup '%s' %s; an anchor must be attached to the same "
