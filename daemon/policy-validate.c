@@ -24,7 +24,9 @@
 #include "cgroup-pattern.h"
 #include "policy-validate.h"
 
+#ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
 
 /* An attached filter whose definition, type and direction are known. */
 struct entry {
@@ -638,6 +640,153 @@ static bool is_root_path(const char *p) {
 	return streq(p, ".") || streq(p, "");
 }
 
+/* The attachments with one literal path (a group): the first of each mode
+ * per direction, and the first that has not reported a second program
+ * under none / override, kept current as the pairs are visited. */
+struct group {
+	size_t first_mode[_CGF_DIRECTION_MAX][_CGF_MODE_MAX];
+	size_t first_single[_CGF_DIRECTION_MAX][_CGF_MODE_MAX];
+};
+
+/* A filter on a direction of a member of a group. */
+struct member_filter {
+	size_t group;
+	unsigned direction;
+	const struct cgf_filter *filter;
+	size_t attachment;
+};
+
+static int compare_member_filters(const void *a, const void *b) {
+	const struct member_filter *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->direction != y->direction)
+		return x->direction < y->direction ? -1 : 1;
+	if (x->filter != y->filter)
+		return x->filter < y->filter ? -1 : 1;
+	return x->attachment < y->attachment ? -1 : x->attachment > y->attachment;
+}
+
+/*
+ * What the pair checks look up instead of trying every pair: the literal
+ * paths sorted, each attachment's place among them (lpos) and its group
+ * (the place of the group's first), the programs of a group's members
+ * before each (a prefix sum per direction), and the globs in file order.
+ */
+struct pair_index {
+	struct literal *lits;
+	size_t n_lits;
+	size_t *globs;
+	size_t n_globs;
+	size_t *lpos, *group_of; /* per attachment; SIZE_MAX for a glob */
+	struct group *groups;   /* per place, used at each group's first */
+	size_t (*sum)[_CGF_DIRECTION_MAX]; /* per place: programs of the group's members before it */
+	struct member_filter *filters;
+	size_t n_filters;
+};
+
+static void pair_index_done(struct pair_index *x) {
+	free(x->lits);
+	free(x->globs);
+	free(x->lpos);
+	free(x->group_of);
+	free(x->groups);
+	free(x->sum);
+	free(x->filters);
+}
+
+static int pair_index_build(struct validator *v, struct pair_index *x) {
+	const struct cgf_policy *p = v->p;
+	size_t n = p->n_attachments;
+
+	x->lits = calloc(n + 1, sizeof(*x->lits));
+	x->globs = calloc(n + 1, sizeof(*x->globs));
+	x->lpos = calloc(n + 1, sizeof(*x->lpos));
+	x->group_of = calloc(n + 1, sizeof(*x->group_of));
+	x->groups = calloc(n + 1, sizeof(*x->groups));
+	x->sum = calloc(n + 1, sizeof(*x->sum));
+	x->filters = calloc(v->n_entries + 1, sizeof(*x->filters));
+	if (!x->lits || !x->globs || !x->lpos || !x->group_of || !x->groups || !x->sum || !x->filters)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *c = p->attachments[i].cgroup;
+
+		x->lpos[i] = x->group_of[i] = SIZE_MAX;
+		if (!c)
+			continue;
+		if (cgf_pattern_is_glob(c))
+			x->globs[x->n_globs++] = i;
+		else
+			x->lits[x->n_lits++] = (struct literal) { is_root_path(c) ? "." : c, i };
+	}
+	qsort_safe(x->lits, x->n_lits, sizeof(*x->lits), compare_literals);
+
+	for (size_t i = 0, g = 0; i < x->n_lits; i++) {
+		size_t ai = x->lits[i].attachment;
+		struct group *grp;
+
+		if (i == 0 || !streq(x->lits[i - 1].path, x->lits[i].path)) {
+			g = i;
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				for (unsigned m = 0; m < _CGF_MODE_MAX; m++)
+					x->groups[g].first_mode[d][m] = x->groups[g].first_single[d][m] = SIZE_MAX;
+		} else
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				x->sum[i][d] = x->sum[i - 1][d] + v->sides[x->lits[i - 1].attachment][d].n;
+		x->lpos[ai] = i;
+		x->group_of[ai] = g;
+		grp = &x->groups[g];
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+			if (v->sides[ai][d].n > 0 && grp->first_mode[d][p->attachments[ai].mode] == SIZE_MAX)
+				grp->first_mode[d][p->attachments[ai].mode] = ai;
+	}
+
+	for (size_t i = 0; i < v->n_entries; i++) {
+		const struct entry *e = &v->entries[i];
+
+		if (x->group_of[e->attachment] != SIZE_MAX)
+			x->filters[x->n_filters++] = (struct member_filter) {
+				x->group_of[e->attachment], e->filter->direction, e->filter, e->attachment };
+	}
+	qsort_safe(x->filters, x->n_filters, sizeof(*x->filters), compare_member_filters);
+	return 0;
+}
+
+/* The first member of group g with filter f on d, or SIZE_MAX. */
+static size_t group_first_with(const struct pair_index *x, size_t g, unsigned d, const struct cgf_filter *f) {
+	struct member_filter key = { g, d, f, 0 };
+	size_t lo = 0, hi = x->n_filters;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (compare_member_filters(&x->filters[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->n_filters && x->filters[lo].group == g && x->filters[lo].direction == d &&
+	    x->filters[lo].filter == f)
+		return x->filters[lo].attachment;
+	return SIZE_MAX;
+}
+
+/* After bi's pairs: its side flags are final, so it may become its
+ * group's first candidate for a second program under its mode. */
+static void group_visited(struct validator *v, struct pair_index *x, size_t bi) {
+	size_t g = x->group_of[bi];
+	enum cgf_mode m = v->p->attachments[bi].mode;
+
+	if (g == SIZE_MAX)
+		return;
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+		if (v->sides[bi][d].n > 0 && !v->sides[bi][d].reported_single &&
+		    x->groups[g].first_single[d][m] == SIZE_MAX)
+			x->groups[g].first_single[d][m] = bi;
+}
+
 /* The first literal with this path (len bytes of it), or n. */
 static size_t literal_lower_bound(const struct literal *lits, size_t n, const char *path, size_t len) {
 	size_t lo = 0, hi = n;
@@ -654,35 +803,30 @@ static size_t literal_lower_bound(const struct literal *lits, size_t n, const ch
 	return lo;
 }
 
+/* The group of a literal path (len bytes), or SIZE_MAX. */
+static size_t find_group(const struct pair_index *x, const char *path, size_t len) {
+	size_t i = literal_lower_bound(x->lits, x->n_lits, path, len);
+
+	if (i < x->n_lits && strlen(x->lits[i].path) == len && strncmp(x->lits[i].path, path, len) == 0)
+		return i;
+	return SIZE_MAX;
+}
+
 struct candidates {
 	size_t *items;
 	size_t n;
 };
 
-static int add_candidate(struct candidates *c, size_t ai) {
-	size_t *slot = array_append((void **) &c->items, c->n, sizeof(*slot));
+static int add_candidate(struct candidates *c, size_t ai, size_t bi) {
+	size_t *slot;
 
+	if (ai >= bi)
+		return 0; /* SIZE_MAX (none), or not before bi */
+	slot = array_append((void **) &c->items, c->n, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
 	*slot = ai;
 	c->n++;
-	return 0;
-}
-
-/* The literals with exactly this path (len bytes) before bi; with
- * only_none, those with mode none. */
-static int add_literal_group(struct validator *v, const struct literal *lits, size_t n_lits, const char *path,
-			     size_t len, size_t bi, bool only_none, struct candidates *c) {
-	for (size_t i = literal_lower_bound(lits, n_lits, path, len);
-	     i < n_lits && strlen(lits[i].path) == len && strncmp(lits[i].path, path, len) == 0 &&
-	     lits[i].attachment < bi;
-	     i++)
-		if (!only_none || v->p->attachments[lits[i].attachment].mode == CGF_MODE_NONE) {
-			int r = add_candidate(c, lits[i].attachment);
-
-			if (r < 0)
-				return r;
-		}
 	return 0;
 }
 
@@ -693,60 +837,96 @@ static int compare_size(const void *a, const void *b) {
 }
 
 /*
- * The attachments before bi that the pair checks may concern: every one
- * with a glob (the patterns decide), and of the literal ones those with
- * the same path, the none ones above it and, when bi is none, those below
- * it.  Sorted, so that the pairs are visited in the order of the files as
+ * The attachments before bi whose pair with bi may report something: every
+ * one with a glob (the patterns decide), and of the literal ones
+ *  - with the same path, per direction: the first of another mode, the
+ *    first that may get a second program under bi's mode, and for each of
+ *    bi's filters the first that has it (only the first of each reports;
+ *    the programs of all count through the group's sums);
+ *  - above it, per path and direction: the first with mode none;
+ *  - below it when bi is none: all, unless an earlier none of the same
+ *    path has already been paired with them on each of bi's directions.
+ * Sorted, so that the pairs are visited in the order of the files as
  * before, which decides what is reported first.  Without globs the cost is
  * n log n over the policy instead of one comparison per pair.
  */
-static int pair_candidates(struct validator *v, const struct literal *lits, size_t n_lits, const size_t *globs,
-			   size_t n_globs, size_t bi, struct candidates *c) {
+static int pair_candidates(struct validator *v, const struct pair_index *x, size_t bi, struct candidates *c) {
 	const struct cgf_attachment *b = &v->p->attachments[bi];
 	const char *path = is_root_path(b->cgroup) ? "." : b->cgroup;
-	int r;
+	size_t g = x->group_of[bi];
+	bool below = false;
+	int r = 0;
 
 	c->n = 0;
-	if (cgf_pattern_is_glob(b->cgroup)) {
+	if (g == SIZE_MAX) {
 		for (size_t ai = 0; ai < bi; ai++)
 			if (v->p->attachments[ai].cgroup) {
-				r = add_candidate(c, ai);
+				r = add_candidate(c, ai, bi);
 				if (r < 0)
 					return r;
 			}
 		return 0; /* in order already */
 	}
 
-	for (size_t i = 0; i < n_globs && globs[i] < bi; i++) {
-		r = add_candidate(c, globs[i]);
+	for (size_t i = 0; i < x->n_globs; i++) {
+		r = add_candidate(c, x->globs[i], bi);
 		if (r < 0)
 			return r;
 	}
-	r = add_literal_group(v, lits, n_lits, path, strlen(path), bi, false, c);
-	if (r < 0)
-		return r;
-	if (!streq(path, ".")) {
+
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+		const struct group *grp = &x->groups[g];
+		const struct side *sb = &v->sides[bi][d];
+
+		if (sb->n == 0)
+			continue;
+		for (unsigned m = 0; m < _CGF_MODE_MAX && r >= 0; m++)
+			if (m != b->mode)
+				r = add_candidate(c, grp->first_mode[d][m], bi);
+		if (r >= 0)
+			r = add_candidate(c, grp->first_single[d][b->mode], bi);
+		for (size_t i = 0; i < sb->n && r >= 0; i++)
+			r = add_candidate(c, group_first_with(x, g, d, side_entry(v, sb, i)->filter), bi);
+
 		/* The ancestors: the root, then "a", "a/b", ... of "a/b/c". */
-		r = add_literal_group(v, lits, n_lits, ".", 1, bi, true, c);
-		for (const char *slash = path; r >= 0 && (slash = strchr(slash, '/')); slash++)
-			r = add_literal_group(v, lits, n_lits, path, slash - path, bi, true, c);
+		if (r >= 0 && !streq(path, ".")) {
+			size_t a = find_group(x, ".", 1);
+
+			r = add_candidate(c, a == SIZE_MAX ? SIZE_MAX : x->groups[a].first_mode[d][CGF_MODE_NONE], bi);
+			for (const char *slash = path; r >= 0 && (slash = strchr(slash, '/')); slash++) {
+				a = find_group(x, path, slash - path);
+				r = add_candidate(c, a == SIZE_MAX ? SIZE_MAX : x->groups[a].first_mode[d][CGF_MODE_NONE],
+						  bi);
+			}
+		}
 		if (r < 0)
 			return r;
 	}
+
 	if (b->mode == CGF_MODE_NONE) {
+		bool done = true;
+
+		/* An earlier none of this path on each of bi's directions was
+		 * paired with everything below it already. */
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+			if (v->sides[bi][d].n > 0 && x->groups[g].first_mode[d][CGF_MODE_NONE] >= bi)
+				done = false;
+		below = !done;
+	}
+	if (below) {
 		/* Below it: every literal path that starts with "path/". */
-		_cleanup_free_ char *below = NULL;
+		_cleanup_free_ char *prefix = NULL;
 		size_t from = 0, len = 0;
 
 		if (!streq(path, ".")) {
-			if (asprintf(&below, "%s/", path) < 0)
+			if (asprintf(&prefix, "%s/", path) < 0)
 				return -ENOMEM;
-			len = strlen(below);
-			from = literal_lower_bound(lits, n_lits, below, len);
+			len = strlen(prefix);
+			from = literal_lower_bound(x->lits, x->n_lits, prefix, len);
 		}
-		for (size_t i = from; i < n_lits && (!below || strncmp(lits[i].path, below, len) == 0); i++)
-			if (lits[i].attachment < bi && !streq(lits[i].path, ".")) {
-				r = add_candidate(c, lits[i].attachment);
+		for (size_t i = from; i < x->n_lits && (!prefix || strncmp(x->lits[i].path, prefix, len) == 0); i++)
+			if (!streq(x->lits[i].path, ".")) {
+				r = add_candidate(c, x->lits[i].attachment, bi);
 				if (r < 0)
 					return r;
 			}
@@ -758,10 +938,8 @@ static int pair_candidates(struct validator *v, const struct literal *lits, size
 
 static int check_pairs(struct validator *v) {
 	const struct cgf_policy *p = v->p;
-	_cleanup_free_ struct literal *lits = NULL;
-	_cleanup_free_ size_t *globs = NULL;
+	struct pair_index x = {};
 	struct candidates cand = {};
-	size_t n_lits = 0, n_globs = 0;
 	int r;
 
 	/* Compiled once: the pairs are many. */
@@ -772,21 +950,9 @@ static int check_pairs(struct validator *v) {
 				return r;
 		}
 
-	lits = calloc(p->n_attachments + 1, sizeof(*lits));
-	globs = calloc(p->n_attachments + 1, sizeof(*globs));
-	if (!lits || !globs)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->n_attachments; i++) {
-		const char *c = p->attachments[i].cgroup;
-
-		if (!c)
-			continue;
-		if (cgf_pattern_is_glob(c))
-			globs[n_globs++] = i;
-		else
-			lits[n_lits++] = (struct literal) { is_root_path(c) ? "." : c, i };
-	}
-	qsort_safe(lits, n_lits, sizeof(*lits), compare_literals);
+	r = pair_index_build(v, &x);
+	if (r < 0)
+		goto finish;
 
 	for (size_t bi = 0; bi < p->n_attachments; bi++) {
 		const struct cgf_attachment *b = &p->attachments[bi];
@@ -807,15 +973,22 @@ static int check_pairs(struct validator *v) {
 				note(v, mode_pos(b), "mode none is set here");
 			}
 
-		r = pair_candidates(v, lits, n_lits, globs, n_globs, bi, &cand);
+		/* The programs of the earlier attachments with the same path,
+		 * all of them, whether or not they are visited as a pair. */
+		if (x.group_of[bi] != SIZE_MAX)
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				if (v->sides[bi][d].n > 0)
+					before[d] = x.sum[x.lpos[bi]][d];
+
+		r = pair_candidates(v, &x, bi, &cand);
 		if (r < 0)
 			goto finish;
 		for (size_t ci = 0; ci < cand.n; ci++) {
 			size_t ai = cand.items[ci];
 			const struct cgf_attachment *a = &p->attachments[ai];
-			bool used = false, overlap;
+			bool used = false, overlap, same;
 
-			/* A none ancestor with the same path came twice. */
+			/* One may be the first of several kinds. */
 			if (ci > 0 && cand.items[ci - 1] == ai)
 				continue;
 			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
@@ -823,12 +996,14 @@ static int check_pairs(struct validator *v) {
 			if (!used)
 				continue;
 
-			overlap = cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
+			same = x.group_of[bi] != SIZE_MAX && x.group_of[ai] == x.group_of[bi];
+			overlap = same || cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
 			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
 				if (v->sides[ai][d].n == 0 || v->sides[bi][d].n == 0)
 					continue;
 				if (overlap) {
-					before[d] += v->sides[ai][d].n;
+					if (!same)
+						before[d] += v->sides[ai][d].n;
 					check_overlap(v, ai, bi, d);
 				}
 				if (a->mode == CGF_MODE_NONE && !v->sides[bi][d].reported_below &&
@@ -839,6 +1014,7 @@ static int check_pairs(struct validator *v) {
 					check_below_none(v, bi, ai, d);
 			}
 		}
+		group_visited(v, &x, bi);
 
 		/* The kernel's limit, counted in the order of the files; for
 		 * patterns that only may meet, the count is an upper bound. */
@@ -858,6 +1034,7 @@ static int check_pairs(struct validator *v) {
 	r = 0;
 finish:
 	free(cand.items);
+	pair_index_done(&x);
 	return r;
 }
 
