@@ -4,6 +4,21 @@
 
 #include "diag.h"
 
+/* One pass over the text: where each line starts. */
+static int source_index_lines(struct cgf_source *s) {
+	size_t n = 1;
+
+	for (const char *p = s->text, *end = s->text + s->size; (p = memchr(p, '\n', end - p)); p++)
+		n++;
+	s->lines = calloc(n, sizeof(*s->lines));
+	if (!s->lines)
+		return -ENOMEM;
+	s->n_lines = 1;
+	for (const char *p = s->text, *end = s->text + s->size; (p = memchr(p, '\n', end - p)); p++)
+		s->lines[s->n_lines++] = (size_t) (p + 1 - s->text);
+	return 0;
+}
+
 struct cgf_source *cgf_source_new(const char *name, const char *text, size_t size) {
 	struct cgf_source *s;
 
@@ -15,6 +30,8 @@ struct cgf_source *cgf_source_new(const char *name, const char *text, size_t siz
 	if (!s->name || !s->text)
 		return cgf_source_free(s);
 	s->size = text ? size : 0;
+	if (source_index_lines(s) < 0)
+		return cgf_source_free(s);
 	return s;
 }
 
@@ -23,27 +40,21 @@ struct cgf_source *cgf_source_free(struct cgf_source *s) {
 		return NULL;
 	free(s->name);
 	free(s->text);
+	free(s->lines);
 	free(s);
 	return NULL;
 }
 
 bool cgf_source_line(const struct cgf_source *s, unsigned line, const char **ret_start, size_t *ret_len) {
-	const char *p, *end, *eol;
+	const char *p, *eol;
 
-	if (!s || line == 0)
+	if (!s || line == 0 || line > s->n_lines)
 		return false;
 
-	p = s->text;
-	end = s->text + s->size;
-	for (unsigned l = 1; l < line; l++) {
-		p = memchr(p, '\n', end - p);
-		if (!p)
-			return false;
-		p++;
-	}
 	/* A position on the line after a final newline still names a line:
 	 * libyaml puts end-of-stream errors there. */
-	eol = memchr(p, '\n', end - p) ?: end;
+	p = s->text + s->lines[line - 1];
+	eol = line < s->n_lines ? s->text + s->lines[line] - 1 : s->text + s->size;
 	if (eol > p && eol[-1] == '\r')
 		eol--;
 	*ret_start = p;
@@ -84,38 +95,77 @@ void cgf_diags_done(struct cgf_diags *d) {
 	*d = CGF_DIAGS_INIT;
 }
 
-static struct cgf_diag *diags_append(struct cgf_diags *d, enum cgf_severity severity,
+static int compare_diag_key(struct cgf_pos pos, size_t seq, const struct cgf_diag *g) {
+	int r = cgf_pos_compare(pos, g->pos);
+
+	if (r != 0)
+		return r;
+	return seq < g->seq ? -1 : seq > g->seq;
+}
+
+static void diags_count(struct cgf_diags *d, enum cgf_severity severity) {
+	if (severity == CGF_ERROR)
+		d->n_errors++;
+	else if (severity == CGF_WARNING)
+		d->n_warnings++;
+}
+
+/* When the list is full, a diagnostic that sorts after all it holds is
+ * only counted; one that sorts before takes the place of the last. */
+static struct cgf_diag *diags_append(struct cgf_diags *d, enum cgf_severity severity, struct cgf_pos pos,
 				     const char *format, va_list ap) {
+	size_t seq = d->n_added++, slot;
 	struct cgf_diag *g;
 	char *message;
+
+	d->last = 0;
+	if (d->n == CGF_DIAGS_MAX && compare_diag_key(pos, seq, &d->items[d->largest]) > 0) {
+		diags_count(d, severity);
+		return NULL;
+	}
 
 	if (vasprintf(&message, format, ap) < 0) {
 		d->oom = true;
 		return NULL;
 	}
-	g = array_append((void **) &d->items, d->n, sizeof(*d->items));
-	if (!g) {
-		free(message);
-		d->oom = true;
-		return NULL;
+	if (d->n == CGF_DIAGS_MAX) {
+		slot = d->largest;
+		diag_clear(&d->items[slot]);
+		g = &d->items[slot];
+		*g = (struct cgf_diag) {};
+	} else {
+		g = array_append((void **) &d->items, d->n, sizeof(*d->items));
+		if (!g) {
+			free(message);
+			d->oom = true;
+			return NULL;
+		}
+		slot = d->n++;
 	}
 	g->severity = severity;
+	g->pos = pos;
 	g->message = message;
-	d->n++;
-	if (severity == CGF_ERROR)
-		d->n_errors++;
-	else if (severity == CGF_WARNING)
-		d->n_warnings++;
+	g->seq = seq;
+	diags_count(d, severity);
+	d->last = slot + 1;
+
+	if (d->n == CGF_DIAGS_MAX) {
+		/* Linear in CGF_DIAGS_MAX, and only when one was taken in. */
+		d->largest = 0;
+		for (size_t i = 1; i < d->n; i++)
+			if (compare_diag_key(d->items[i].pos, d->items[i].seq, &d->items[d->largest]) > 0)
+				d->largest = i;
+	}
 	return g;
+}
+
+bool cgf_diags_would_hold(const struct cgf_diags *d, struct cgf_pos pos) {
+	return d->n < CGF_DIAGS_MAX || compare_diag_key(pos, d->n_added, &d->items[d->largest]) < 0;
 }
 
 void cgf_diags_addv(struct cgf_diags *d, enum cgf_severity severity, struct cgf_pos pos,
 		    const char *format, va_list ap) {
-	struct cgf_diag *g;
-
-	g = diags_append(d, severity, format, ap);
-	if (g)
-		g->pos = pos;
+	(void) diags_append(d, severity, pos, format, ap);
 }
 
 void cgf_diags_add(struct cgf_diags *d, enum cgf_severity severity, struct cgf_pos pos,
@@ -133,7 +183,7 @@ void cgf_diags_add_file(struct cgf_diags *d, enum cgf_severity severity, const c
 	va_list ap;
 
 	va_start(ap, format);
-	g = diags_append(d, severity, format, ap);
+	g = diags_append(d, severity, (struct cgf_pos) {}, format, ap);
 	va_end(ap);
 	if (!g)
 		return;
@@ -151,9 +201,9 @@ void cgf_diags_note(struct cgf_diags *d, struct cgf_pos pos, const char *format,
 	va_list ap;
 	int r;
 
-	if (d->n == 0)
-		return;
-	g = &d->items[d->n - 1];
+	if (d->last == 0)
+		return; /* nothing added, or not held */
+	g = &d->items[d->last - 1];
 
 	va_start(ap, format);
 	r = vasprintf(&message, format, ap);
@@ -177,18 +227,23 @@ int cgf_diags_status(const struct cgf_diags *d) {
 	return d->oom ? -ENOMEM : 0;
 }
 
-void cgf_diags_sort(struct cgf_diags *d) {
-	/* Insertion sort: stable, and the lists are short and mostly sorted. */
-	for (size_t i = 1; i < d->n; i++) {
-		struct cgf_diag g = d->items[i];
-		size_t j = i;
+static int compare_diags(const void *a, const void *b) {
+	const struct cgf_diag *x = a, *y = b;
+	int r = cgf_pos_compare(x->pos, y->pos);
 
-		while (j > 0 && cgf_pos_compare(d->items[j - 1].pos, g.pos) > 0) {
-			d->items[j] = d->items[j - 1];
-			j--;
-		}
-		d->items[j] = g;
-	}
+	if (r != 0)
+		return r;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void cgf_diags_sort(struct cgf_diags *d) {
+	qsort_safe(d->items, d->n, sizeof(*d->items), compare_diags);
+	/* The indexes into the list moved with its elements. */
+	d->largest = d->n > 0 ? d->n - 1 : 0;
+	if (d->last > 0)
+		for (size_t i = 0; i < d->n; i++)
+			if (d->items[i].seq + 1 == d->n_added)
+				d->last = i + 1;
 }
 
 static const char *severity_name(enum cgf_severity s) {
@@ -215,6 +270,87 @@ static void put_sanitized(FILE *f, const char *s, size_t n, bool keep_tab) {
 	}
 }
 
+/* Columns count characters, as libyaml does: a UTF-8 sequence is one. */
+static bool is_continuation(unsigned char c) {
+	return (c & 0xc0) == 0x80;
+}
+
+/* The byte offset of column col (1-based) in line, or len past its end. */
+static size_t column_offset(const char *line, size_t len, unsigned col) {
+	size_t i = 0;
+
+	for (unsigned c = 1; c < col && i < len; c++)
+		for (i++; i < len && is_continuation(line[i]); i++)
+			;
+	return i;
+}
+
+static unsigned count_columns(const char *s, size_t n) {
+	unsigned cols = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cols += !is_continuation(s[i]);
+	return cols;
+}
+
+/*
+ * The line, or on a line longer than CGF_EXCERPT_MAX columns a window of
+ * that many around the position with "..." where it was cut, and a caret
+ * under the position.  Tabs are kept in both lines so that the terminal
+ * expands them the same way.
+ */
+static void render_excerpt(FILE *f, struct cgf_pos pos, const char *line, size_t len) {
+	unsigned first = 1, last, width = pos.width ?: 1;
+	size_t from = 0, to = len;
+
+	if (len > CGF_EXCERPT_MAX) {
+		size_t back = len;
+
+		/* A third of the window before the position, the rest after;
+		 * near the end of the line, the last CGF_EXCERPT_MAX columns.
+		 * Only the bytes up to the window are walked. */
+		if (pos.column > CGF_EXCERPT_MAX / 3)
+			first = pos.column - CGF_EXCERPT_MAX / 3;
+		from = column_offset(line, len, first);
+		to = from + column_offset(line + from, len - from, CGF_EXCERPT_MAX + 1);
+		if (to == len) {
+			for (unsigned n = 0; back > 0 && n < CGF_EXCERPT_MAX;)
+				n += !is_continuation(line[--back]);
+			if (back < from) {
+				first -= count_columns(line + back, from - back);
+				from = back;
+			}
+		}
+	}
+	last = first + count_columns(line + from, to - from); /* one past the columns shown */
+
+	if (from > 0)
+		fputs("...", f);
+	put_sanitized(f, line + from, to - from, true);
+	if (to < len)
+		fputs("...", f);
+	fputc('\n', f);
+
+	if (from > 0)
+		fputs("   ", f);
+	unsigned col = first;
+	for (size_t i = from; i < to && col < pos.column; i++) {
+		if (is_continuation(line[i]))
+			continue;
+		fputc(line[i] == '\t' ? '\t' : ' ', f);
+		col++;
+	}
+	for (; col < pos.column; col++)
+		fputc(' ', f);
+	fputc('^', f);
+	/* The span stops where the excerpt does. */
+	if (to < len && pos.column < last && width > last - pos.column)
+		width = last - pos.column;
+	for (unsigned w = 1; w < width; w++)
+		fputc('~', f);
+	fputc('\n', f);
+}
+
 static void render_one(FILE *f, enum cgf_severity severity, struct cgf_pos pos, const char *file,
 		       const char *message, unsigned flags) {
 	const char *line;
@@ -231,34 +367,38 @@ static void render_one(FILE *f, enum cgf_severity severity, struct cgf_pos pos, 
 	put_sanitized(f, message, strlen(message), false);
 	fputc('\n', f);
 
-	if (!(flags & CGF_RENDER_SOURCE) || !cgf_pos_is_set(pos) ||
-	    !cgf_source_line(pos.source, pos.line, &line, &len))
-		return;
+	if ((flags & CGF_RENDER_SOURCE) && cgf_pos_is_set(pos) && cgf_source_line(pos.source, pos.line, &line, &len))
+		render_excerpt(f, pos, line, len);
+}
 
-	put_sanitized(f, line, len, true);
-	fputc('\n', f);
+/* What the list counted but does not hold. */
+static void render_rest(FILE *f, const struct cgf_diags *d) {
+	size_t errors = d->n_errors, warnings = d->n_warnings;
 
-	/* The caret goes under the column-th character: keep tabs so that the
-	 * terminal expands them the same way in both lines, and count UTF-8
-	 * sequences as one character, as libyaml does. */
-	unsigned col = 1;
-	for (size_t i = 0; i < len && col < pos.column; i++) {
-		unsigned char c = line[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		fputc(c == '\t' ? '\t' : ' ', f);
-		col++;
+	for (size_t i = 0; i < d->n; i++) {
+		errors -= d->items[i].severity == CGF_ERROR;
+		warnings -= d->items[i].severity == CGF_WARNING;
 	}
-	for (; col < pos.column; col++)
-		fputc(' ', f);
-	fputc('^', f);
-	for (unsigned w = 1; w < pos.width; w++)
-		fputc('~', f);
+	if (errors == 0 && warnings == 0)
+		return;
+	fputs("... and ", f);
+	if (errors > 0)
+		fprintf(f, "%zu more error%s", errors, errors == 1 ? "" : "s");
+	if (errors > 0 && warnings > 0)
+		fputs(" and ", f);
+	if (warnings > 0)
+		fprintf(f, "%zu more warning%s", warnings, warnings == 1 ? "" : "s");
 	fputc('\n', f);
 }
 
-int cgf_diags_render(const struct cgf_diags *d, FILE *f, unsigned flags) {
+int cgf_diags_render_string(const struct cgf_diags *d, unsigned flags, char **ret) {
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &size);
+	if (!f)
+		return -ENOMEM;
 	for (size_t i = 0; i < d->n; i++) {
 		const struct cgf_diag *g = &d->items[i];
 
@@ -266,25 +406,25 @@ int cgf_diags_render(const struct cgf_diags *d, FILE *f, unsigned flags) {
 		for (size_t j = 0; j < g->n_notes; j++)
 			render_one(f, CGF_NOTE, g->notes[j].pos, NULL, g->notes[j].message, flags);
 	}
-	if (fflush(f) != 0 || ferror(f))
-		return errno > 0 ? -errno : -EIO;
+	render_rest(f, d);
+	if (fclose(f) != 0 || !buf)
+		return -ENOMEM;
+	*ret = TAKE_PTR(buf);
 	return 0;
 }
 
-int cgf_diags_render_string(const struct cgf_diags *d, unsigned flags, char **ret) {
-	_cleanup_free_ char *buf = NULL;
-	size_t size = 0;
-	FILE *f;
+int cgf_diags_render(const struct cgf_diags *d, FILE *f, unsigned flags) {
+	_cleanup_free_ char *text = NULL;
+	size_t len;
 	int r;
 
-	f = open_memstream(&buf, &size);
-	if (!f)
-		return -ENOMEM;
-	r = cgf_diags_render(d, f, flags);
-	if (fclose(f) != 0 && r >= 0)
-		r = -ENOMEM;
+	/* Built first, written at once: stderr is unbuffered, and a write()
+	 * per character made a long report take seconds. */
+	r = cgf_diags_render_string(d, flags, &text);
 	if (r < 0)
 		return r;
-	*ret = TAKE_PTR(buf);
+	len = strlen(text);
+	if ((len > 0 && fwrite(text, 1, len, f) != len) || fflush(f) != 0 || ferror(f))
+		return errno > 0 ? -errno : -EIO;
 	return 0;
 }

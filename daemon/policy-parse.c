@@ -398,12 +398,22 @@ static int compare_keys(const void *a, const void *b, void *userdata) {
  * 'web'"); *ret_suggested gets a bit for each known word offered as "did
  * you mean", so that the caller does not also call it missing.  Returns
  * -ENOMEM or 0.
+ *
+ * check_keys_repeats() also gives an array with, for each pair, whether
+ * its key repeated an earlier one (free() it).
  */
-static int check_keys(struct parser *p, const struct ynode *map, const char *const *known, const char *where,
-		      unsigned *ret_suggested) {
+static int check_keys_repeats(struct parser *p, const struct ynode *map, const char *const *known,
+			      const char *where, unsigned *ret_suggested, bool **ret_repeated) {
 	unsigned suggested = 0;
 	_cleanup_free_ size_t *idx = NULL;
+	_cleanup_free_ bool *repeated = NULL;
 	size_t n = 0;
+
+	if (ret_repeated) {
+		repeated = calloc(n_pairs(map) + 1, sizeof(*repeated));
+		if (!repeated)
+			return -ENOMEM;
+	}
 
 	idx = calloc(n_pairs(map) + 1, sizeof(*idx));
 	if (!idx)
@@ -451,10 +461,19 @@ static int check_keys(struct parser *p, const struct ynode *map, const char *con
 		}
 		error_at(p, map->children[2 * idx[i]]->pos, "duplicate key '%s'", key_of(map, idx[i]));
 		cgf_diags_note(p->diags, map->children[2 * idx[first]]->pos, "first defined here");
+		if (repeated)
+			repeated[idx[i]] = true;
 	}
 	if (ret_suggested)
 		*ret_suggested = suggested;
+	if (ret_repeated)
+		*ret_repeated = TAKE_PTR(repeated);
 	return 0;
+}
+
+static int check_keys(struct parser *p, const struct ynode *map, const char *const *known, const char *where,
+		      unsigned *ret_suggested) {
+	return check_keys_repeats(p, map, known, where, ret_suggested, NULL);
 }
 
 /* Should a missing key be reported?  Not if a typo of it was. */
@@ -884,11 +903,14 @@ static int parse_entry(struct parser *p, struct cgf_attachment *a, const struct 
 }
 
 static int parse_tenants(struct parser *p, struct cgf_attachment *a, const struct ynode *n) {
+	_cleanup_free_ bool *repeated = NULL;
 	int r;
 
 	if (!expect_mapping(p, n, "'tenants'"))
 		return 0;
-	r = check_keys(p, n, NULL, NULL, NULL);
+	/* Which keys repeat, from the sort: get() per key would be
+	 * quadratic in the number of tenants. */
+	r = check_keys_repeats(p, n, NULL, NULL, NULL, &repeated);
 	if (r < 0)
 		return r;
 
@@ -898,8 +920,8 @@ static int parse_tenants(struct parser *p, struct cgf_attachment *a, const struc
 		_cleanup_free_ char *what = NULL;
 		struct cgf_tenant *t;
 
-		if (!name || get(n, name, NULL) != list)
-			continue; /* reported by check_keys() */
+		if (!name || repeated[i])
+			continue; /* reported by check_keys_repeats() */
 		why = cgf_tenant_pattern_check(name);
 		if (why) {
 			error_at(p, k->pos, "invalid tenant '%s': %s", name, why);

@@ -24,6 +24,10 @@
 #include "cgroup-pattern.h"
 #include "policy-validate.h"
 
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+
 /* An attached filter whose definition, type and direction are known. */
 struct entry {
 	size_t attachment; /* index in p->attachments */
@@ -95,6 +99,62 @@ static const struct cgf_filter *lookup(const struct validator *v, const char *na
 	return f ? *f : NULL;
 }
 
+struct name_index {
+	const char *name;
+	size_t index;
+};
+
+static int compare_name_index(const void *a, const void *b) {
+	const struct name_index *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	if (r != 0)
+		return r;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* For each of n names (NULL: none), the index of the first earlier equal
+ * one, or SIZE_MAX: one sort instead of comparing every pair, for the
+ * lists that may be long (an attachment's filters, tenants). */
+static int index_repeats(const char *const *names, size_t n, size_t **ret) {
+	_cleanup_free_ struct name_index *v = NULL;
+	_cleanup_free_ size_t *first = NULL;
+	size_t k = 0;
+
+	v = calloc(n + 1, sizeof(*v));
+	first = calloc(n + 1, sizeof(*first));
+	if (!v || !first)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		first[i] = SIZE_MAX;
+		if (names[i])
+			v[k++] = (struct name_index) { names[i], i };
+	}
+	qsort_safe(v, k, sizeof(*v), compare_name_index);
+	for (size_t i = 1, run = 0; i < k; i++) {
+		if (!streq(v[run].name, v[i].name)) {
+			run = i;
+			continue;
+		}
+		first[v[i].index] = v[run].index;
+	}
+	*ret = TAKE_PTR(first);
+	return 0;
+}
+
+/* index_repeats() over a field of an array of structs. */
+#define INDEX_REPEATS(array, n, field, ret)                                        \
+	({                                                                         \
+		_cleanup_free_ const char **_names = calloc((n) + 1, sizeof(char *)); \
+		int _r = -ENOMEM;                                                  \
+		if (_names) {                                                      \
+			for (size_t _i = 0; _i < (n); _i++)                        \
+				_names[_i] = (array)[_i].field;                    \
+			_r = index_repeats(_names, (n), (ret));                   \
+		}                                                                  \
+		_r;                                                                \
+	})
+
 /* Builds the name table; reports names defined twice, in one file or two. */
 static int index_filters(struct validator *v) {
 	const struct cgf_filter **all;
@@ -124,11 +184,32 @@ static int index_filters(struct validator *v) {
 	return 0;
 }
 
+/* Does the network lie within ::ffff:0:0/96, the IPv4-mapped addresses? */
+static bool is_v4_mapped(const struct cgf_rule *r) {
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return r->family == AF_INET6 && r->prefixlen >= 96 && memcmp(r->addr, prefix, sizeof(prefix)) == 0;
+}
+
 static void check_rule(struct validator *v, const struct cgf_rule *r) {
 	char net[CGF_CIDR_STRLEN];
 
 	if (r->family == 0)
 		return; /* did not parse */
+
+	/* A dual-stack socket sends to ::ffff:a.b.c.d as IPv4: the filters
+	 * judge it by the IPv4 rules, and an IPv6 rule for it never matches. */
+	if (is_v4_mapped(r)) {
+		uint8_t v4[16] = {};
+
+		memcpy(v4, r->addr + 12, 4);
+		cgf_cidr_format_network(AF_INET, v4, r->prefixlen - 96, net);
+		error_at(v, r->cidr_pos,
+			 "cidr '%s' is IPv4-mapped IPv6, which never matches: such traffic leaves as IPv4 "
+			 "and is judged by the IPv4 rules; write '%s'",
+			 r->cidr, net);
+		return;
+	}
 
 	if (cgf_cidr_has_host_bits(r->family, r->addr, r->prefixlen)) {
 		cgf_cidr_format_network(r->family, r->addr, r->prefixlen, net);
@@ -204,7 +285,9 @@ static void report_unknown(struct validator *v, struct cgf_pos pos, const char *
 	const char *best = NULL;
 	size_t best_d = SIZE_MAX, d;
 
-	for (size_t i = 0; i < v->n_names; i++) {
+	/* The search for a suggestion costs a pass over every name: not for
+	 * a diagnostic that the list would only count. */
+	for (size_t i = 0; cgf_diags_would_hold(v->diags, pos) && i < v->n_names; i++) {
 		if (is_close_match(name, v->names[i]->name, &d) && d < best_d) {
 			best_d = d;
 			best = v->names[i]->name;
@@ -250,9 +333,64 @@ static const struct entry *side_entry(const struct validator *v, const struct si
 	return &v->entries[s->entries[i]];
 }
 
-static void check_tenants(struct validator *v, size_t ai) {
+/* A tenant glob and the length of its literal start: fnmatch() can only
+ * match a name that begins with it. */
+struct glob_entry {
+	const char *pattern;
+	size_t prefix;
+	size_t index; /* in the tenants */
+};
+
+static int compare_glob_entries(const void *a, const void *b) {
+	const struct glob_entry *x = a, *y = b;
+	int r = memcmp(x->pattern, y->pattern, MIN(x->prefix, y->prefix));
+
+	if (r != 0)
+		return r;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The first glob before tenant "before" that matches name, or SIZE_MAX.
+ * Only the globs whose literal start is a start of name are tried: for
+ * each length, a binary search in the globs sorted by start. */
+static size_t first_matching_glob(const struct glob_entry *globs, size_t n, const char *name, size_t before) {
+	size_t best = before, len = strlen(name);
+
+	for (size_t k = 0; k <= len && n > 0; k++) {
+		struct glob_entry key = { .pattern = name, .prefix = k, .index = 0 };
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (compare_glob_entries(&globs[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && globs[lo].prefix == k && memcmp(globs[lo].pattern, name, k) == 0 &&
+		       globs[lo].index < best;
+		     lo++)
+			if (fnmatch(globs[lo].pattern, name, FNM_PATHNAME | FNM_NOESCAPE) == 0) {
+				best = globs[lo].index;
+				break;
+			}
+	}
+	return best < before ? best : SIZE_MAX;
+}
+
+static int check_tenants(struct validator *v, size_t ai) {
 	const struct cgf_attachment *a = &v->p->attachments[ai];
 	const struct cgf_filter *carrier[_CGF_DIRECTION_MAX] = {};
+	_cleanup_free_ struct glob_entry *globs = NULL;
+	_cleanup_free_ size_t *same = NULL;
+	size_t n_globs = 0, star = SIZE_MAX;
+	int r;
+
+	if (a->n_tenants == 0)
+		return 0;
 
 	/* The first rules filter of a direction applies that direction's
 	 * tenant filters. */
@@ -263,37 +401,59 @@ static void check_tenants(struct validator *v, size_t ai) {
 			carrier[f->direction] = f;
 	}
 
+	/* An earlier entry matches a later one when it is '*', the same
+	 * name, or a glob that matches the name: indexed, not paired. */
+	r = INDEX_REPEATS(a->tenants, a->n_tenants, pattern, &same);
+	if (r < 0)
+		return r;
+	globs = calloc(a->n_tenants + 1, sizeof(*globs));
+	if (!globs)
+		return -ENOMEM;
+	for (size_t t = 0; t < a->n_tenants; t++) {
+		const char *pattern = a->tenants[t].pattern;
+
+		if (streq(pattern, "*") && star == SIZE_MAX)
+			star = t;
+		if (cgf_pattern_is_glob(pattern))
+			globs[n_globs++] = (struct glob_entry) { pattern, strcspn(pattern, "*?["), t };
+	}
+	qsort_safe(globs, n_globs, sizeof(*globs), compare_glob_entries);
+
 	for (size_t t = 0; t < a->n_tenants; t++) {
 		const struct cgf_tenant *tn = &a->tenants[t];
+		_cleanup_free_ size_t *twice = NULL;
+		size_t first = star < t ? star : SIZE_MAX;
 
 		/* First match wins: an entry after one that matches all it
 		 * could match never applies. */
-		for (size_t u = 0; u < t; u++) {
-			const struct cgf_tenant *earlier = &a->tenants[u];
+		if (!cgf_pattern_is_glob(tn->pattern)) {
+			size_t g = first_matching_glob(globs, n_globs, tn->pattern, MIN(t, first));
 
-			if (streq(earlier->pattern, "*") ||
-			    (!cgf_pattern_is_glob(tn->pattern) &&
-			     fnmatch(earlier->pattern, tn->pattern, FNM_PATHNAME | FNM_NOESCAPE) == 0)) {
-				error_at(v, tn->pos,
-					 "tenant '%s' never applies: '%s' comes first and matches it "
-					 "(the first matching entry wins)",
-					 tn->pattern, earlier->pattern);
-				note(v, earlier->pos, "'%s' is here", earlier->pattern);
-				break;
-			}
+			first = MIN(first, MIN(same[t], g));
+		}
+		if (first != SIZE_MAX) {
+			const struct cgf_tenant *earlier = &a->tenants[first];
+
+			error_at(v, tn->pos,
+				 "tenant '%s' never applies: '%s' comes first and matches it "
+				 "(the first matching entry wins)",
+				 tn->pattern, earlier->pattern);
+			note(v, earlier->pos, "'%s' is here", earlier->pattern);
 		}
 
+		r = INDEX_REPEATS(tn->filters, tn->n_filters, filter, &twice);
+		if (r < 0)
+			return r;
 		for (size_t i = 0; i < tn->n_filters; i++) {
 			const struct cgf_filter_ref *ref = &tn->filters[i];
 			const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
 
-			for (size_t j = 0; f && j < i; j++)
-				if (streq_ptr(tn->filters[j].filter, ref->filter)) {
-					error_at(v, ref->pos, "filter '%s' is listed twice for tenant '%s'", ref->filter,
-						 tn->pattern);
-					note(v, tn->filters[j].pos, "first listed here");
-					f = NULL;
-				}
+			if (f && twice[i] != SIZE_MAX) {
+				error_at(v, ref->pos, "filter '%s' is listed twice for tenant '%s'", ref->filter,
+					 tn->pattern);
+				note(v, tn->filters[twice[i]].pos, "first listed here");
+				f = NULL;
+			}
 			if (!filter_is_known(f))
 				continue;
 			if (f->type != CGF_FILTER_RULES)
@@ -308,6 +468,7 @@ static void check_tenants(struct validator *v, size_t ai) {
 					 f->name, dir_str(f->direction), dir_str(f->direction));
 		}
 	}
+	return 0;
 }
 
 static void check_features(struct validator *v, const struct cgf_attachment *a) {
@@ -329,8 +490,12 @@ static void check_features(struct validator *v, const struct cgf_attachment *a) 
 
 static int check_attachment(struct validator *v, size_t ai) {
 	const struct cgf_attachment *a = &v->p->attachments[ai];
+	_cleanup_free_ size_t *first = NULL;
 	int r;
 
+	r = INDEX_REPEATS(a->filters, a->n_filters, filter, &first);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < a->n_filters; i++) {
 		const struct cgf_filter_ref *ref = &a->filters[i];
 		const struct cgf_filter *f = resolve(v, ref->filter, ref->pos);
@@ -339,12 +504,11 @@ static int check_attachment(struct validator *v, size_t ai) {
 		if (ref->anchor != CGF_ANCHOR_NONE && !lookup(v, ref->anchor_filter))
 			report_unknown(v, ref->anchor_pos, ref->anchor_filter);
 
-		for (size_t j = 0; f && j < i && !twice; j++)
-			if (streq_ptr(a->filters[j].filter, ref->filter)) {
-				error_at(v, ref->pos, "filter '%s' is listed twice in this attachment", ref->filter);
-				note(v, a->filters[j].pos, "first listed here");
-				twice = true;
-			}
+		if (f && first[i] != SIZE_MAX) {
+			error_at(v, ref->pos, "filter '%s' is listed twice in this attachment", ref->filter);
+			note(v, a->filters[first[i]].pos, "first listed here");
+			twice = true;
+		}
 		if (twice || !filter_is_known(f))
 			continue;
 
@@ -373,7 +537,9 @@ static int check_attachment(struct validator *v, size_t ai) {
 			s->reported_single = true;
 		}
 
-	check_tenants(v, ai);
+	r = check_tenants(v, ai);
+	if (r < 0)
+		return r;
 	check_features(v, a);
 	return 0;
 }
@@ -455,8 +621,325 @@ static void check_below_none(struct validator *v, size_t ai, size_t bi, unsigned
 	note(v, mode_pos(a), "mode none is set here; its 'tenants' give children rules of their own");
 }
 
+/* A literal cgroup path and its attachment; the root is ".". */
+struct literal {
+	const char *path;
+	size_t attachment;
+};
+
+static int compare_literals(const void *a, const void *b) {
+	const struct literal *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+
+	if (r != 0)
+		return r;
+	return x->attachment < y->attachment ? -1 : x->attachment > y->attachment;
+}
+
+static bool is_root_path(const char *p) {
+	return streq(p, ".") || streq(p, "");
+}
+
+/* The attachments with one literal path (a group): the first of each mode
+ * per direction, and the first that has not reported a second program
+ * under none / override, kept current as the pairs are visited. */
+struct group {
+	size_t first_mode[_CGF_DIRECTION_MAX][_CGF_MODE_MAX];
+	size_t first_single[_CGF_DIRECTION_MAX][_CGF_MODE_MAX];
+};
+
+/* A filter on a direction of a member of a group. */
+struct member_filter {
+	size_t group;
+	unsigned direction;
+	const struct cgf_filter *filter;
+	size_t attachment;
+};
+
+static int compare_member_filters(const void *a, const void *b) {
+	const struct member_filter *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->direction != y->direction)
+		return x->direction < y->direction ? -1 : 1;
+	if (x->filter != y->filter)
+		return x->filter < y->filter ? -1 : 1;
+	return x->attachment < y->attachment ? -1 : x->attachment > y->attachment;
+}
+
+/*
+ * What the pair checks look up instead of trying every pair: the literal
+ * paths sorted, each attachment's place among them (lpos) and its group
+ * (the place of the group's first), the programs of a group's members
+ * before each (a prefix sum per direction), and the globs in file order.
+ */
+struct pair_index {
+	struct literal *lits;
+	size_t n_lits;
+	size_t *globs;
+	size_t n_globs;
+	size_t *lpos, *group_of; /* per attachment; SIZE_MAX for a glob */
+	struct group *groups;   /* per place, used at each group's first */
+	size_t (*sum)[_CGF_DIRECTION_MAX]; /* per place: programs of the group's members before it */
+	struct member_filter *filters;
+	size_t n_filters;
+};
+
+static void pair_index_done(struct pair_index *x) {
+	free(x->lits);
+	free(x->globs);
+	free(x->lpos);
+	free(x->group_of);
+	free(x->groups);
+	free(x->sum);
+	free(x->filters);
+}
+
+static int pair_index_build(struct validator *v, struct pair_index *x) {
+	const struct cgf_policy *p = v->p;
+	size_t n = p->n_attachments;
+
+	x->lits = calloc(n + 1, sizeof(*x->lits));
+	x->globs = calloc(n + 1, sizeof(*x->globs));
+	x->lpos = calloc(n + 1, sizeof(*x->lpos));
+	x->group_of = calloc(n + 1, sizeof(*x->group_of));
+	x->groups = calloc(n + 1, sizeof(*x->groups));
+	x->sum = calloc(n + 1, sizeof(*x->sum));
+	x->filters = calloc(v->n_entries + 1, sizeof(*x->filters));
+	if (!x->lits || !x->globs || !x->lpos || !x->group_of || !x->groups || !x->sum || !x->filters)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *c = p->attachments[i].cgroup;
+
+		x->lpos[i] = x->group_of[i] = SIZE_MAX;
+		if (!c)
+			continue;
+		if (cgf_pattern_is_glob(c))
+			x->globs[x->n_globs++] = i;
+		else
+			x->lits[x->n_lits++] = (struct literal) { is_root_path(c) ? "." : c, i };
+	}
+	qsort_safe(x->lits, x->n_lits, sizeof(*x->lits), compare_literals);
+
+	for (size_t i = 0, g = 0; i < x->n_lits; i++) {
+		size_t ai = x->lits[i].attachment;
+		struct group *grp;
+
+		if (i == 0 || !streq(x->lits[i - 1].path, x->lits[i].path)) {
+			g = i;
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				for (unsigned m = 0; m < _CGF_MODE_MAX; m++)
+					x->groups[g].first_mode[d][m] = x->groups[g].first_single[d][m] = SIZE_MAX;
+		} else
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				x->sum[i][d] = x->sum[i - 1][d] + v->sides[x->lits[i - 1].attachment][d].n;
+		x->lpos[ai] = i;
+		x->group_of[ai] = g;
+		grp = &x->groups[g];
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+			if (v->sides[ai][d].n > 0 && grp->first_mode[d][p->attachments[ai].mode] == SIZE_MAX)
+				grp->first_mode[d][p->attachments[ai].mode] = ai;
+	}
+
+	for (size_t i = 0; i < v->n_entries; i++) {
+		const struct entry *e = &v->entries[i];
+
+		if (x->group_of[e->attachment] != SIZE_MAX)
+			x->filters[x->n_filters++] = (struct member_filter) {
+				x->group_of[e->attachment], e->filter->direction, e->filter, e->attachment };
+	}
+	qsort_safe(x->filters, x->n_filters, sizeof(*x->filters), compare_member_filters);
+	return 0;
+}
+
+/* The first member of group g with filter f on d, or SIZE_MAX. */
+static size_t group_first_with(const struct pair_index *x, size_t g, unsigned d, const struct cgf_filter *f) {
+	struct member_filter key = { g, d, f, 0 };
+	size_t lo = 0, hi = x->n_filters;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (compare_member_filters(&x->filters[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->n_filters && x->filters[lo].group == g && x->filters[lo].direction == d &&
+	    x->filters[lo].filter == f)
+		return x->filters[lo].attachment;
+	return SIZE_MAX;
+}
+
+/* After bi's pairs: its side flags are final, so it may become its
+ * group's first candidate for a second program under its mode. */
+static void group_visited(struct validator *v, struct pair_index *x, size_t bi) {
+	size_t g = x->group_of[bi];
+	enum cgf_mode m = v->p->attachments[bi].mode;
+
+	if (g == SIZE_MAX)
+		return;
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+		if (v->sides[bi][d].n > 0 && !v->sides[bi][d].reported_single &&
+		    x->groups[g].first_single[d][m] == SIZE_MAX)
+			x->groups[g].first_single[d][m] = bi;
+}
+
+/* The first literal with this path (len bytes of it), or n. */
+static size_t literal_lower_bound(const struct literal *lits, size_t n, const char *path, size_t len) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strncmp(lits[mid].path, path, len);
+
+		if (r < 0 || (r == 0 && strlen(lits[mid].path) < len))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The group of a literal path (len bytes), or SIZE_MAX. */
+static size_t find_group(const struct pair_index *x, const char *path, size_t len) {
+	size_t i = literal_lower_bound(x->lits, x->n_lits, path, len);
+
+	if (i < x->n_lits && strlen(x->lits[i].path) == len && strncmp(x->lits[i].path, path, len) == 0)
+		return i;
+	return SIZE_MAX;
+}
+
+struct candidates {
+	size_t *items;
+	size_t n;
+};
+
+static int add_candidate(struct candidates *c, size_t ai, size_t bi) {
+	size_t *slot;
+
+	if (ai >= bi)
+		return 0; /* SIZE_MAX (none), or not before bi */
+	slot = array_append((void **) &c->items, c->n, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = ai;
+	c->n++;
+	return 0;
+}
+
+static int compare_size(const void *a, const void *b) {
+	size_t x = *(const size_t *) a, y = *(const size_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The attachments before bi whose pair with bi may report something: every
+ * one with a glob (the patterns decide), and of the literal ones
+ *  - with the same path, per direction: the first of another mode, the
+ *    first that may get a second program under bi's mode, and for each of
+ *    bi's filters the first that has it (only the first of each reports;
+ *    the programs of all count through the group's sums);
+ *  - above it, per path and direction: the first with mode none;
+ *  - below it when bi is none: all, unless an earlier none of the same
+ *    path has already been paired with them on each of bi's directions.
+ * Sorted, so that the pairs are visited in the order of the files as
+ * before, which decides what is reported first.  Without globs the cost is
+ * n log n over the policy instead of one comparison per pair.
+ */
+static int pair_candidates(struct validator *v, const struct pair_index *x, size_t bi, struct candidates *c) {
+	const struct cgf_attachment *b = &v->p->attachments[bi];
+	const char *path = is_root_path(b->cgroup) ? "." : b->cgroup;
+	size_t g = x->group_of[bi];
+	bool below = false;
+	int r = 0;
+
+	c->n = 0;
+	if (g == SIZE_MAX) {
+		for (size_t ai = 0; ai < bi; ai++)
+			if (v->p->attachments[ai].cgroup) {
+				r = add_candidate(c, ai, bi);
+				if (r < 0)
+					return r;
+			}
+		return 0; /* in order already */
+	}
+
+	for (size_t i = 0; i < x->n_globs; i++) {
+		r = add_candidate(c, x->globs[i], bi);
+		if (r < 0)
+			return r;
+	}
+
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+		const struct group *grp = &x->groups[g];
+		const struct side *sb = &v->sides[bi][d];
+
+		if (sb->n == 0)
+			continue;
+		for (unsigned m = 0; m < _CGF_MODE_MAX && r >= 0; m++)
+			if (m != b->mode)
+				r = add_candidate(c, grp->first_mode[d][m], bi);
+		if (r >= 0)
+			r = add_candidate(c, grp->first_single[d][b->mode], bi);
+		for (size_t i = 0; i < sb->n && r >= 0; i++)
+			r = add_candidate(c, group_first_with(x, g, d, side_entry(v, sb, i)->filter), bi);
+
+		/* The ancestors: the root, then "a", "a/b", ... of "a/b/c". */
+		if (r >= 0 && !streq(path, ".")) {
+			size_t a = find_group(x, ".", 1);
+
+			r = add_candidate(c, a == SIZE_MAX ? SIZE_MAX : x->groups[a].first_mode[d][CGF_MODE_NONE], bi);
+			for (const char *slash = path; r >= 0 && (slash = strchr(slash, '/')); slash++) {
+				a = find_group(x, path, slash - path);
+				r = add_candidate(c, a == SIZE_MAX ? SIZE_MAX : x->groups[a].first_mode[d][CGF_MODE_NONE],
+						  bi);
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+
+	if (b->mode == CGF_MODE_NONE) {
+		bool done = true;
+
+		/* An earlier none of this path on each of bi's directions was
+		 * paired with everything below it already. */
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+			if (v->sides[bi][d].n > 0 && x->groups[g].first_mode[d][CGF_MODE_NONE] >= bi)
+				done = false;
+		below = !done;
+	}
+	if (below) {
+		/* Below it: every literal path that starts with "path/". */
+		_cleanup_free_ char *prefix = NULL;
+		size_t from = 0, len = 0;
+
+		if (!streq(path, ".")) {
+			if (asprintf(&prefix, "%s/", path) < 0)
+				return -ENOMEM;
+			len = strlen(prefix);
+			from = literal_lower_bound(x->lits, x->n_lits, prefix, len);
+		}
+		for (size_t i = from; i < x->n_lits && (!prefix || strncmp(x->lits[i].path, prefix, len) == 0); i++)
+			if (!streq(x->lits[i].path, ".")) {
+				r = add_candidate(c, x->lits[i].attachment, bi);
+				if (r < 0)
+					return r;
+			}
+	}
+
+	qsort_safe(c->items, c->n, sizeof(*c->items), compare_size);
+	return 0;
+}
+
 static int check_pairs(struct validator *v) {
 	const struct cgf_policy *p = v->p;
+	struct pair_index x = {};
+	struct candidates cand = {};
 	int r;
 
 	/* Compiled once: the pairs are many. */
@@ -466,6 +949,10 @@ static int check_pairs(struct validator *v) {
 			if (r < 0)
 				return r;
 		}
+
+	r = pair_index_build(v, &x);
+	if (r < 0)
+		goto finish;
 
 	for (size_t bi = 0; bi < p->n_attachments; bi++) {
 		const struct cgf_attachment *b = &p->attachments[bi];
@@ -486,23 +973,37 @@ static int check_pairs(struct validator *v) {
 				note(v, mode_pos(b), "mode none is set here");
 			}
 
-		for (size_t ai = 0; ai < bi; ai++) {
-			const struct cgf_attachment *a = &p->attachments[ai];
-			bool used = false, overlap;
+		/* The programs of the earlier attachments with the same path,
+		 * all of them, whether or not they are visited as a pair. */
+		if (x.group_of[bi] != SIZE_MAX)
+			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+				if (v->sides[bi][d].n > 0)
+					before[d] = x.sum[x.lpos[bi]][d];
 
-			if (!a->cgroup)
+		r = pair_candidates(v, &x, bi, &cand);
+		if (r < 0)
+			goto finish;
+		for (size_t ci = 0; ci < cand.n; ci++) {
+			size_t ai = cand.items[ci];
+			const struct cgf_attachment *a = &p->attachments[ai];
+			bool used = false, overlap, same;
+
+			/* One may be the first of several kinds. */
+			if (ci > 0 && cand.items[ci - 1] == ai)
 				continue;
 			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
 				used = used || (v->sides[ai][d].n > 0 && v->sides[bi][d].n > 0);
 			if (!used)
 				continue;
 
-			overlap = cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
+			same = x.group_of[bi] != SIZE_MAX && x.group_of[ai] == x.group_of[bi];
+			overlap = same || cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
 			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
 				if (v->sides[ai][d].n == 0 || v->sides[bi][d].n == 0)
 					continue;
 				if (overlap) {
-					before[d] += v->sides[ai][d].n;
+					if (!same)
+						before[d] += v->sides[ai][d].n;
 					check_overlap(v, ai, bi, d);
 				}
 				if (a->mode == CGF_MODE_NONE && !v->sides[bi][d].reported_below &&
@@ -513,6 +1014,7 @@ static int check_pairs(struct validator *v) {
 					check_below_none(v, bi, ai, d);
 			}
 		}
+		group_visited(v, &x, bi);
 
 		/* The kernel's limit, counted in the order of the files; for
 		 * patterns that only may meet, the count is an upper bound. */
@@ -529,7 +1031,11 @@ static int check_pairs(struct validator *v) {
 				 CGF_MAX_PROGS, b->cgroup, dir_str(d), before[d] + at + 1);
 		}
 	}
-	return 0;
+	r = 0;
+finish:
+	free(cand.items);
+	pair_index_done(&x);
+	return r;
 }
 
 /* ---- 4. ordering --------------------------------------------------------- */
@@ -672,9 +1178,25 @@ static int compare_entries(const void *a, const void *b, void *userdata) {
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* The smallest index with that name in a sorted name index, or n. */
+static size_t first_named(const struct name_index *v, size_t n, const char *name) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && streq(v[lo].name, name) ? v[lo].index : n;
+}
+
 /* One cgroup (as written) and direction: nodes are its entries in the
  * order of the files. */
 static int check_group(struct validator *v, const struct entry *const *nodes, size_t n) {
+	_cleanup_free_ struct name_index *by_name = NULL;
 	_cleanup_free_ struct edge *edges = NULL;
 	unsigned d = nodes[0]->filter->direction;
 	size_t n_edges = 0;
@@ -704,9 +1226,17 @@ static int check_group(struct validator *v, const struct entry *const *nodes, si
 			error_at(v, e->ref->anchor_pos, "'%s' cannot be ordered relative to itself", e->filter->name);
 			continue;
 		}
-		for (size_t j = 0; j < n && anchor == n; j++)
-			if (streq(nodes[j]->filter->name, e->ref->anchor_filter))
-				anchor = j;
+		if (!by_name) {
+			/* The first node of each name, by binary search: a
+			 * scan per anchor would be quadratic in the group. */
+			by_name = calloc(n + 1, sizeof(*by_name));
+			if (!by_name)
+				return -ENOMEM;
+			for (size_t j = 0; j < n; j++)
+				by_name[j] = (struct name_index) { nodes[j]->filter->name, j };
+			qsort_safe(by_name, n, sizeof(*by_name), compare_name_index);
+		}
+		anchor = first_named(by_name, n, e->ref->anchor_filter);
 		if (anchor == n) {
 			error_at(v, e->ref->anchor_pos,
 				 "%s: '%s' is not attached to cgroup '%s' %s; an anchor must be attached to the same "
