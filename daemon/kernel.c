@@ -157,15 +157,10 @@ static int open_cgroup(struct cgf_kernel *k, const char *cgroup) {
 
 int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret) {
 	_cleanup_close_ int fd = open_cgroup(k, cgroup);
-	struct stat st;
 
 	if (fd < 0)
 		return fd;
-	/* On cgroup2 the directory's inode number is the cgroup id. */
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	*ret = (uint64_t) st.st_ino;
-	return 0;
+	return cgf_cgroup_id_of_fd(fd, ret);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -321,7 +316,7 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 	r = read_links(&rd);
 	for (size_t i = 0; r >= 0 && i < tree->n_paths; i++) {
 		_cleanup_close_ int fd = open_cgroup(k, tree->paths[i]);
-		struct stat st;
+		uint64_t id;
 
 		if (fd == -ENOENT || fd == -ENODEV)
 			continue; /* removed since the snapshot */
@@ -329,12 +324,13 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 			r = fd;
 			break;
 		}
-		if (fstat(fd, &st) < 0) {
-			r = -errno;
-			break;
+		r = cgf_cgroup_id_of_fd(fd, &id);
+		if (r == -ENOENT || r == -ESTALE) {
+			r = 0; /* removed since the snapshot */
+			continue;
 		}
 		for (enum cgf_direction d = 0; r >= 0 && d < _CGF_DIRECTION_MAX; d++)
-			r = read_list(&rd, a, tree->paths[i], fd, (uint64_t) st.st_ino, d);
+			r = read_list(&rd, a, tree->paths[i], fd, id, d);
 	}
 	reader_done(&rd);
 	if (r < 0)
