@@ -282,6 +282,26 @@ static int render_status(const void *status, struct cgf_json *j) {
 	return cgf_status_render_json(status, j);
 }
 
+/* Read-only: no lock, so that plan and status work next to the daemon;
+ * what the pins say that is not ours goes to standard error. */
+static int open_kernel(struct cgf_kernel **ret) {
+	_cleanup_free_ char *message = NULL;
+	const char *const *warnings;
+	size_t n;
+	int r;
+
+	r = cgf_kernel_open(NULL, NULL, CGF_KERNEL_READ, ret, &message);
+	if (r < 0) {
+		fprintf(stderr, "%s: opening the kernel's cgroup-BPF interface: %s\n", program_name(),
+			message ?: strerror(-r));
+		return r;
+	}
+	n = cgf_kernel_warnings(*ret, &warnings);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s: warning: %s\n", program_name(), warnings[i]);
+	return 0;
+}
+
 static int verb_plan(int argc, char *argv[]) {
 	enum { ARG_JSON = 0x100 };
 	static const struct option options[] = {
@@ -310,9 +330,9 @@ static int verb_plan(int argc, char *argv[]) {
 			return usage_error("see '%s plan --help'", program_name());
 		}
 
-	r = cgf_kernel_open(NULL, NULL, &k);
+	r = open_kernel(&k);
 	if (r < 0)
-		return fail("opening the kernel's cgroup-BPF interface", r);
+		return EXIT_FAILURE;
 	r = cgf_policy_read(argv + optind, (size_t) (argc - optind), cgf_kernel_features(k), &policy, &objects,
 			    &diags);
 	if (r < 0) {
@@ -366,9 +386,9 @@ static int verb_status(int argc, char *argv[]) {
 			return usage_error("see '%s status --help'", program_name());
 		}
 
-	r = cgf_kernel_open(NULL, NULL, &k);
+	r = open_kernel(&k);
 	if (r < 0)
-		return fail("opening the kernel's cgroup-BPF interface", r);
+		return EXIT_FAILURE;
 	for (int i = optind; i < argc; i++) {
 		uint64_t id;
 
