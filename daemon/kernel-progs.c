@@ -15,7 +15,9 @@
  * record what we loaded, as a symbolic link (bpffs holds no regular
  * files; a link is created whole or not at all):
  *
- *   prog-<n>.identity -> "cgf-v1 id=<prog id> tag=<tag> attach=<ingress|egress> name=<name>"
+ *   identity-prog-<n> -> "cgf-v1 id=<prog id> tag=<tag> attach=<ingress|egress> name=<name>"
+ *
+ * (bpffs refuses names with a dot, -EPERM: the record's name is a prefix.)
  *
  * and adopt a pinned program only when the kernel's bpf_prog_info agrees:
  * type cgroup_skb, the recorded id (unique while the program lives, so
@@ -40,7 +42,7 @@
 #define PIN_PROG "prog-"
 #define PIN_PROG_PRE "prog-pre-"
 #define PIN_MAP "map-"
-#define PIN_RECORD ".identity"
+#define PIN_RECORD "identity-"
 #define RECORD_VERSION "cgf-v1"
 
 static struct cgf_kernel_prog *prog_free(struct cgf_kernel_prog *p) {
@@ -173,13 +175,13 @@ static bool verify_pin(struct cgf_kernel_prog *p, const char *dir, const char *p
 		why(ret_why, "program type %u, not cgroup_skb", info.type);
 		return false;
 	}
-	if (asprintf(&record_path, "%s/%s" PIN_RECORD, dir, pin_name) < 0) {
+	if (asprintf(&record_path, "%s/" PIN_RECORD "%s", dir, pin_name) < 0) {
 		why(ret_why, "out of memory");
 		return false;
 	}
 	n = readlink(record_path, record, sizeof(record) - 1);
 	if (n < 0) {
-		why(ret_why, "no identity record %s" PIN_RECORD " (%s)", pin_name, strerror(errno));
+		why(ret_why, "no identity record " PIN_RECORD "%s (%s)", pin_name, strerror(errno));
 		return false;
 	}
 	record[n] = '\0';
@@ -432,7 +434,7 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 		if (p->instance > 1000000)
 			return errno_message(ret_message, -EEXIST, "filter '%s': no free pin name in %s", f->name, dir);
 	}
-	if (asprintf(&record, "%s" PIN_RECORD, p->pin) < 0)
+	if (asprintf(&record, "%s/" PIN_RECORD "%s", dir, strrchr(p->pin, '/') + 1) < 0)
 		return -ENOMEM;
 
 	r = load_object(obj, dir, &o, &prog);
@@ -496,15 +498,15 @@ int cgf_kernel_map_fd(struct cgf_kernel *k, const char *filter, const char *iden
 static int unlink_record(const char *pin) {
 	_cleanup_free_ char *record = NULL;
 
-	if (asprintf(&record, "%s" PIN_RECORD, pin) < 0)
+	const char *base = strrchr(pin, '/');
+
+	if (!base || asprintf(&record, "%.*s/" PIN_RECORD "%s", (int) (base - pin), pin, base + 1) < 0)
 		return -ENOMEM;
 	return unlink(record) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 static bool is_record(const char *name) {
-	size_t n = strlen(name), m = strlen(PIN_RECORD);
-
-	return n > m && streq(name + n - m, PIN_RECORD) && strncmp(name, PIN_PROG, strlen(PIN_PROG)) == 0;
+	return strncmp(name, PIN_RECORD PIN_PROG, strlen(PIN_RECORD PIN_PROG)) == 0;
 }
 
 static bool attached_anywhere(const struct cgf_actual *a, uint32_t id) {
