@@ -282,6 +282,26 @@ static int render_status(const void *status, struct cgf_json *j) {
 	return cgf_status_render_json(status, j);
 }
 
+/* Read-only: no lock, so that plan and status work next to the daemon;
+ * what the pins say that is not ours goes to standard error. */
+static int open_kernel(struct cgf_kernel **ret) {
+	_cleanup_free_ char *message = NULL;
+	const char *const *warnings;
+	size_t n;
+	int r;
+
+	r = cgf_kernel_open(NULL, NULL, CGF_KERNEL_READ, ret, &message);
+	if (r < 0) {
+		fprintf(stderr, "%s: opening the kernel's cgroup-BPF interface: %s\n", program_name(),
+			message ?: strerror(-r));
+		return r;
+	}
+	n = cgf_kernel_warnings(*ret, &warnings);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s: warning: %s\n", program_name(), warnings[i]);
+	return 0;
+}
+
 static int verb_plan(int argc, char *argv[]) {
 	enum { ARG_JSON = 0x100 };
 	static const struct option options[] = {
@@ -310,9 +330,9 @@ static int verb_plan(int argc, char *argv[]) {
 			return usage_error("see '%s plan --help'", program_name());
 		}
 
-	r = cgf_kernel_open(NULL, NULL, &k);
+	r = open_kernel(&k);
 	if (r < 0)
-		return fail("opening the kernel's cgroup-BPF interface", r);
+		return EXIT_FAILURE;
 	r = cgf_policy_read(argv + optind, (size_t) (argc - optind), cgf_kernel_features(k), &policy, &objects,
 			    &diags);
 	if (r < 0) {
@@ -366,9 +386,9 @@ static int verb_status(int argc, char *argv[]) {
 			return usage_error("see '%s status --help'", program_name());
 		}
 
-	r = cgf_kernel_open(NULL, NULL, &k);
+	r = open_kernel(&k);
 	if (r < 0)
-		return fail("opening the kernel's cgroup-BPF interface", r);
+		return EXIT_FAILURE;
 	for (int i = optind; i < argc; i++) {
 		uint64_t id;
 
@@ -397,7 +417,9 @@ static void help_reload(FILE *f) {
 		"Usage: %1$s reload [--pid PID] [--timeout SEC]\n"
 		"\n"
 		"Send SIGHUP to the running cgfilterd (PID, else the pid in " CGF_RUNTIME_DIR "/pid)\n"
-		"and wait until it reports the outcome in " CGF_RUNTIME_DIR "/reload.  The daemon\n"
+		"and wait until it reports the outcome in " CGF_RUNTIME_DIR "/reload.  The signal\n"
+		"goes only to a process whose executable is cgfilterd (checked through a pidfd,\n"
+		"so a recycled pid gets nothing): a stale pid is an error.  The daemon\n"
 		"takes a new policy only when it is valid and the kernel accepted all of it;\n"
 		"otherwise the policy in force stays, the journal says why, and this command\n"
 		"fails.  cgfilterd.service runs it as ExecReload, so 'systemctl reload\n"
@@ -420,11 +442,11 @@ static int verb_reload(int argc, char *argv[]) {
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{},
 	};
-	_cleanup_free_ char *why = NULL;
+	_cleanup_free_ char *why = NULL, *message = NULL;
 	unsigned before = 0, after;
 	long timeout_ms = 60000;
+	bool ok, from_file = false;
 	pid_t pid = 0;
-	bool ok;
 	int c, r;
 
 	optind = 0;
@@ -458,13 +480,20 @@ static int verb_reload(int argc, char *argv[]) {
 		r = cgf_runtime_read_pid(&pid);
 		if (r < 0)
 			return fail("finding the daemon (" CGF_RUNTIME_DIR "/pid)", r);
+		from_file = true;
 	}
 
 	r = cgf_runtime_read_reload(&before, &ok, NULL);
 	if (r < 0 && r != -ENOENT)
 		return fail("reading " CGF_RUNTIME_DIR "/reload", r);
-	if (kill(pid, SIGHUP) < 0)
-		return fail("signalling the daemon", -errno);
+	/* Only cgfilterd gets the SIGHUP: a stale pid may name anyone now. */
+	r = cgf_runtime_signal(pid, "cgfilterd", SIGHUP, &message);
+	if (r < 0) {
+		fprintf(stderr, "%s: not signalling: %s%s%s\n", program_name(), message ?: strerror(-r),
+			from_file ? " (from " CGF_RUNTIME_DIR "/pid" : "",
+			from_file ? (r == -ESTALE || r == -ESRCH ? "; is cgfilterd running?)" : ")") : "");
+		return EXIT_FAILURE;
+	}
 	for (long waited = 0;; waited += 20) {
 		const struct timespec tick = { .tv_nsec = 20 * 1000 * 1000 };
 

@@ -33,6 +33,9 @@
 #include "reconcile.h"
 #include "runtime.h"
 
+/* --once found another cgfilterd applying: nothing applied, the plan shown. */
+#define EXIT_LOCKED 3
+
 /* A valid policy with what its filters load. */
 struct loaded_policy {
 	struct cgf_policy *policy;
@@ -374,20 +377,40 @@ refused:
 	return 0;
 }
 
-static int manager_new(char **paths, size_t n_paths, struct manager **ret) {
+/*
+ * The kernel edge, locked: one cgfilterd applies at a time.  A second
+ * daemon refuses to start; a second --once (read_only_ok) carries on
+ * read-only and only shows what it would do.
+ */
+static int manager_new(char **paths, size_t n_paths, bool read_only_ok, struct manager **ret) {
 	_cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
+	_cleanup_free_ char *message = NULL;
 	const struct cgf_features *f;
+	const char *const *warnings;
+	size_t n;
 	int r;
 
 	if (!m)
 		return -ENOMEM;
 	m->policy_paths = paths;
 	m->n_policy_paths = n_paths;
-	r = cgf_kernel_open(NULL, NULL, &m->kernel);
-	if (r < 0) {
-		log_error("opening %s and %s: %s", CGF_CGROUP_ROOT, CGF_PIN_ROOT, strerror(-r));
+	r = cgf_kernel_open(NULL, NULL, CGF_KERNEL_APPLY, &m->kernel, &message);
+	if (r == -EBUSY && read_only_ok) {
+		log_warning("%s: not applying; showing what this run would do", message);
+		free(message);
+		message = NULL;
+		r = cgf_kernel_open(NULL, NULL, CGF_KERNEL_READ, &m->kernel, &message);
+	} else if (r == -EBUSY) {
+		log_error("%s: refusing to start a second one", message);
 		return r;
 	}
+	if (r < 0) {
+		log_error("%s", message ?: strerror(-r));
+		return r;
+	}
+	n = cgf_kernel_warnings(m->kernel, &warnings);
+	for (size_t i = 0; i < n; i++)
+		log_warning("%s", warnings[i]);
 	f = cgf_kernel_features(m->kernel);
 	log_info("kernel: preorder %s, ordering %s, revision %s", f->preorder ? "yes" : "no",
 		 f->ordering ? "yes" : "no", f->revision ? "yes" : "no");
@@ -425,6 +448,32 @@ static int manager_setup_loop(struct manager *m) {
 	return sd_event_add_io(m->event, &m->watch_source, cgf_watch_fd(m->watch), EPOLLIN, on_cgroup_event, m);
 }
 
+/* --once without the lock: what it would do, changing nothing. */
+static int show_plan(struct manager *m) {
+	struct cgf_reconcile rc = {};
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = manager_read_policy(m, &m->current);
+	if (r < 0)
+		return r;
+	r = cgf_reconcile_run(m->kernel, m->current.policy, &m->current.objects, false, &rc);
+	if (r >= 0)
+		r = cgf_plan_format(rc.plan, &text);
+	if (r < 0)
+		log_error("planning failed: %s", rc.error ?: strerror(-r));
+	else {
+		fputs(text, stdout);
+		printf("Not applied (another cgfilterd holds the lock): %zu action%s, %zu report%s.\n",
+		       rc.plan->n_actions, rc.plan->n_actions == 1 ? "" : "s", rc.plan->n_reports,
+		       rc.plan->n_reports == 1 ? "" : "s");
+		if (fflush(stdout) != 0)
+			r = -errno;
+	}
+	cgf_reconcile_done(&rc);
+	return r < 0 ? r : EXIT_LOCKED;
+}
+
 static void help(void) {
 	printf("Usage: cgfilterd [--once] [POLICY...]\n"
 	       "\n"
@@ -434,6 +483,8 @@ static void help(void) {
 	       "Without POLICY: " CGF_POLICY_MAIN " and its drop-ins.\n"
 	       "\n"
 	       "  --once      Reconcile once and exit: 0 when the kernel matches the policy.\n"
+	       "              If another cgfilterd holds the lock, change nothing, print\n"
+	       "              the plan it would apply and exit 3.\n"
 	       "  -h --help   Show this help.\n"
 	       "\n"
 	       "See cgfilterd(8), cgfilterd.policy(5) and cgfilterctl(1).\n");
@@ -462,9 +513,11 @@ static int run(int argc, char *argv[]) {
 			return -EINVAL;
 		}
 
-	r = manager_new(argv + optind, (size_t) (argc - optind), &m);
+	r = manager_new(argv + optind, (size_t) (argc - optind), once, &m);
 	if (r < 0)
 		return r;
+	if (!cgf_kernel_can_apply(m->kernel))
+		return show_plan(m);
 	if (!once) {
 		r = manager_setup_loop(m);
 		if (r < 0) {
@@ -492,6 +545,9 @@ static int run(int argc, char *argv[]) {
 }
 
 int main(int argc, char *argv[]) {
+	int r;
+
 	cgf_log_setup_libbpf();
-	return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	r = run(argc, argv);
+	return r < 0 ? EXIT_FAILURE : r;
 }

@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cgroup-tree.h"
@@ -24,16 +26,37 @@ bool cgf_cgroup_tree_has_id(const struct cgf_cgroup_tree *t, uint64_t id) {
 	return false;
 }
 
-static int add_path(struct cgf_cgroup_tree *t, const char *path, int fd) {
+/* Not in the uapi: include/linux/exportfs.h. */
+#define FILEID_KERNFS 0xfe
+
+int cgf_cgroup_id_of_fd(int fd, uint64_t *ret) {
+	union {
+		struct file_handle handle;
+		uint8_t space[offsetof(struct file_handle, f_handle) + sizeof(uint64_t)];
+	} fh = { .handle.handle_bytes = sizeof(uint64_t) };
+	uint64_t id;
+	int mnt_id;
+
+	if (name_to_handle_at(fd, "", &fh.handle, &mnt_id, AT_EMPTY_PATH) < 0)
+		/* EOVERFLOW: a handle longer than a cgroup's, so not cgroupfs. */
+		return errno == EOVERFLOW ? -EMEDIUMTYPE : -errno;
+	if (fh.handle.handle_type != FILEID_KERNFS || fh.handle.handle_bytes != sizeof(uint64_t))
+		return -EMEDIUMTYPE;
+	memcpy(&id, fh.handle.f_handle, sizeof(id));
+	*ret = id;
+	return 0;
+}
+
+static int add_path(struct cgf_cgroup_tree *t, const char *path, int fd, cgf_cgroup_id_func id_of) {
 	uint64_t *id = array_append((void **) &t->ids, t->n_paths, sizeof(*t->ids));
 	char **slot = array_append((void **) &t->paths, t->n_paths, sizeof(*t->paths));
-	struct stat st;
+	int r;
 
 	if (!id || !slot)
 		return -ENOMEM;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	*id = (uint64_t) st.st_ino;
+	r = id_of(fd, id);
+	if (r < 0)
+		return r;
 	if (!(*slot = strdup(path)))
 		return -ENOMEM;
 	t->n_paths++;
@@ -55,7 +78,8 @@ static int skip(struct cgf_cgroup_tree *t, const char *path, int error) {
 
 /* Every directory of cgroupfs is a cgroup; files are its knobs.  "depth"
  * counts the levels below the root: each holds one open directory. */
-static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigned depth) {
+static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigned depth,
+		cgf_cgroup_id_func id_of) {
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
@@ -102,9 +126,9 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigne
 			r = errno == ENOMEM ? -ENOMEM : skip(t, rel, -errno);
 			continue;
 		}
-		r = add_path(t, rel, fd);
+		r = add_path(t, rel, fd, id_of);
 		if (r >= 0)
-			r = walk(t, fd, t->paths[t->n_paths - 1], depth + 1);
+			r = walk(t, fd, t->paths[t->n_paths - 1], depth + 1, id_of);
 		else
 			close(fd);
 	}
@@ -112,24 +136,28 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigne
 	return r;
 }
 
-int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
+int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret) {
 	struct cgf_cgroup_tree t = {};
 	int fd, r;
 
 	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = add_path(&t, ".", fd);
+	r = add_path(&t, ".", fd, id_of);
 	if (r < 0) {
 		close(fd);
 		cgf_cgroup_tree_done(&t);
 		return r;
 	}
-	r = walk(&t, fd, ".", 0);
+	r = walk(&t, fd, ".", 0, id_of);
 	if (r < 0) {
 		cgf_cgroup_tree_done(&t);
 		return r;
 	}
 	*ret = t;
 	return 0;
+}
+
+int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
+	return cgf_cgroup_tree_read_with(root_fd, cgf_cgroup_id_of_fd, ret);
 }

@@ -9,11 +9,29 @@
  * "cgf_<filter>", so that bpftool and `cgfilterctl status` show which
  * filter it is; libbpf's own copy goes away with the object.  An
  * operator's object keeps the names it gives its programs.
+ *
+ * A pin alone does not make a program ours: anything root pins under the
+ * pin root would be adopted, detached and reused.  So beside every pin we
+ * record what we loaded, as a symbolic link (bpffs holds no regular
+ * files; a link is created whole or not at all):
+ *
+ *   identity-prog-<n> -> "cgf-v1 id=<prog id> tag=<tag> attach=<ingress|egress> name=<name>"
+ *
+ * (bpffs refuses names with a dot, -EPERM: the record's name is a prefix.)
+ *
+ * and adopt a pinned program only when the kernel's bpf_prog_info agrees:
+ * type cgroup_skb, the recorded id (unique while the program lives, so
+ * another program pinned there later cannot match) and tag (its code),
+ * and the name we load it under (cgf_<filter> for the built-ins, the
+ * object's for an operator's object).  Anything else under the pin root
+ * is foreign: never adopted, detached, reused or unpinned, and reported.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 
 #include <bpf/bpf.h>
@@ -24,6 +42,8 @@
 #define PIN_PROG "prog-"
 #define PIN_PROG_PRE "prog-pre-"
 #define PIN_MAP "map-"
+#define PIN_RECORD "identity-"
+#define RECORD_VERSION "cgf-v1"
 
 static struct cgf_kernel_prog *prog_free(struct cgf_kernel_prog *p) {
 	if (!p)
@@ -56,14 +76,142 @@ static int add_prog(struct cgf_kernel *k, struct cgf_kernel_prog *p) {
 	return 0;
 }
 
-static int prog_id_of(int fd, uint32_t *ret) {
-	struct bpf_prog_info info = {};
-	uint32_t len = sizeof(info);
+static int prog_info_of(int fd, struct bpf_prog_info *ret) {
+	uint32_t len = sizeof(*ret);
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+	*ret = (struct bpf_prog_info) {};
+	if (bpf_obj_get_info_by_fd(fd, ret, &len) < 0)
 		return -errno;
-	*ret = info.id;
 	return 0;
+}
+
+/* A pinned object may be a map or a link: the fd's anon inode says. */
+static bool fd_is_prog(int fd) {
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return streq(target, "anon_inode:bpf-prog");
+}
+
+static void tag_to_hex(const uint8_t tag[static BPF_TAG_SIZE], char ret[static 2 * BPF_TAG_SIZE + 1]) {
+	for (size_t i = 0; i < BPF_TAG_SIZE; i++)
+		sprintf(ret + 2 * i, "%02x", tag[i]);
+}
+
+/* The name the kernel keeps for what we load as (filter, identity). */
+static bool expected_name(const char *filter, const char *identity, const char *recorded, const char *name) {
+	char builtin[CGF_PROG_NAME_MAX + 1];
+
+	/* An operator's object names its own programs (its identity starts
+	 * with the filter type, "object:"): the recorded name stands. */
+	if (strncmp(identity, "object:", strlen("object:")) == 0)
+		return streq(name, recorded);
+	cgf_filter_prog_name(filter, builtin);
+	return streq(name, builtin) && streq(recorded, builtin);
+}
+
+static int record_target(const struct bpf_prog_info *info, unsigned attach_type, char **ret) {
+	char tag[2 * BPF_TAG_SIZE + 1];
+
+	tag_to_hex(info->tag, tag);
+	if (asprintf(ret, RECORD_VERSION " id=%" PRIu32 " tag=%s attach=%s name=%s", info->id, tag,
+		     attach_type == BPF_CGROUP_INET_INGRESS ? "ingress" : "egress", info->name) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Adds a line to what the caller is to log about the pins. */
+static void warn(struct cgf_kernel *k, const char *format, ...) _printf_(2, 3);
+static void warn(struct cgf_kernel *k, const char *format, ...) {
+	char **slot = array_append((void **) &k->warnings, k->n_warnings, sizeof(*k->warnings));
+	va_list va;
+
+	if (!slot)
+		return;
+	va_start(va, format);
+	if (vasprintf(slot, format, va) >= 0)
+		k->n_warnings++;
+	va_end(va);
+}
+
+static void why(char **ret, const char *format, ...) _printf_(2, 3);
+static void why(char **ret, const char *format, ...) {
+	va_list va;
+
+	va_start(va, format);
+	if (vasprintf(ret, format, va) < 0)
+		*ret = NULL;
+	va_end(va);
+}
+
+/*
+ * Is the program pinned at p->pin (its fd open) the one we loaded?  Says
+ * why not in *ret_why.  Fills p->prog_id and p->direction when it is.
+ */
+static bool verify_pin(struct cgf_kernel_prog *p, const char *dir, const char *pin_name, char **ret_why) {
+	_cleanup_free_ char *record_path = NULL;
+	char record[256], tag[2 * BPF_TAG_SIZE + 1], r_tag[2 * BPF_TAG_SIZE + 1], r_attach[16],
+		r_name[BPF_OBJ_NAME_LEN + 1];
+	struct bpf_prog_info info;
+	unsigned r_id;
+	ssize_t n;
+
+	if (!fd_is_prog(p->fd)) {
+		why(ret_why, "not a program");
+		return false;
+	}
+	if (prog_info_of(p->fd, &info) < 0) {
+		why(ret_why, "reading its info: %s", strerror(errno));
+		return false;
+	}
+	p->prog_id = info.id;
+	info.name[BPF_OBJ_NAME_LEN - 1] = '\0';
+	if (info.type != BPF_PROG_TYPE_CGROUP_SKB) {
+		why(ret_why, "program type %u, not cgroup_skb", info.type);
+		return false;
+	}
+	if (asprintf(&record_path, "%s/" PIN_RECORD "%s", dir, pin_name) < 0) {
+		why(ret_why, "out of memory");
+		return false;
+	}
+	n = readlink(record_path, record, sizeof(record) - 1);
+	if (n < 0) {
+		why(ret_why, "no identity record " PIN_RECORD "%s (%s)", pin_name, strerror(errno));
+		return false;
+	}
+	record[n] = '\0';
+	if (sscanf(record, RECORD_VERSION " id=%u tag=%16[0-9a-f] attach=%15s name=%16s", &r_id, r_tag, r_attach,
+		   r_name) != 4) {
+		why(ret_why, "its identity record is not one of ours");
+		return false;
+	}
+	tag_to_hex(info.tag, tag);
+	if (r_id != info.id) {
+		why(ret_why, "program id %u, but the record says %u", info.id, r_id);
+		return false;
+	}
+	if (!streq(r_tag, tag)) {
+		why(ret_why, "tag %s, but the record says %s", tag, r_tag);
+		return false;
+	}
+	if (streq(r_attach, "ingress"))
+		p->direction = CGF_INGRESS;
+	else if (streq(r_attach, "egress"))
+		p->direction = CGF_EGRESS;
+	else {
+		why(ret_why, "attach type '%.15s' is not cgroup_skb's", r_attach);
+		return false;
+	}
+	if (!expected_name(p->filter, p->identity, r_name, info.name)) {
+		why(ret_why, "name '%s' is not the one filter '%.64s' loads under", info.name, p->filter);
+		return false;
+	}
+	return true;
 }
 
 /* "prog-3" or "prog-pre-3": the instance number and class. */
@@ -104,6 +252,7 @@ static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
 		return errno == ENOTDIR ? 0 : -errno;
 	while (r >= 0 && (de = readdir(d))) {
 		_cleanup_(prog_freep) struct cgf_kernel_prog *p = NULL;
+		_cleanup_free_ char *reason = NULL;
 		bool preorder;
 		unsigned n;
 
@@ -125,8 +274,18 @@ static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
 			break;
 		}
 		p->fd = bpf_obj_get(p->pin);
-		if (p->fd < 0 || prog_id_of(p->fd, &p->prog_id) < 0)
-			continue; /* not a program: not one of our pins */
+		if (p->fd < 0) {
+			warn(k, "pin %s: not adopted (foreign): cannot open it: %s", p->pin, strerror(errno));
+			continue;
+		}
+		if (!verify_pin(p, dir, de->d_name, &reason)) {
+			if (p->prog_id)
+				warn(k, "pin %s (prog %" PRIu32 "): not adopted, treated as foreign: %s", p->pin,
+				     p->prog_id, reason ?: "?");
+			else
+				warn(k, "pin %s: not adopted, treated as foreign: %s", p->pin, reason ?: "?");
+			continue;
+		}
 		r = add_prog(k, p);
 		if (r >= 0)
 			p = NULL;
@@ -140,6 +299,8 @@ int cgf_kernel_progs_scan(struct cgf_kernel *k) {
 	DIR *d;
 	int r = 0;
 
+	if (k->pin.fd < 0)
+		return 0; /* read-only, and nothing was ever pinned */
 	d = opendir(k->pin_root);
 	if (!d)
 		return -errno;
@@ -158,15 +319,15 @@ static bool has_id(const uint32_t *ids, size_t n, uint32_t id) {
 }
 
 const struct cgf_kernel_prog *cgf_kernel_free_instance(const struct cgf_kernel *k, const char *filter,
-							const char *identity, bool preorder,
-							const uint32_t *ids, size_t n) {
+							const char *identity, enum cgf_direction direction,
+							bool preorder, const uint32_t *ids, size_t n) {
 	const struct cgf_kernel_prog *best = NULL;
 
 	for (size_t i = 0; i < k->n_progs; i++) {
 		const struct cgf_kernel_prog *p = k->progs[i];
 
-		if (p->preorder != preorder || !streq(p->filter, filter) || !streq(p->identity, identity) ||
-		    has_id(ids, n, p->prog_id))
+		if (p->preorder != preorder || p->direction != direction || !streq(p->filter, filter) ||
+		    !streq(p->identity, identity) || has_id(ids, n, p->prog_id))
 			continue;
 		if (!best || p->instance < best->instance)
 			best = p;
@@ -243,7 +404,8 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 			     const struct cgf_kernel_prog **ret, char **ret_message) {
 	const struct cgf_filter *f = obj->filter;
 	_cleanup_(prog_freep) struct cgf_kernel_prog *p = NULL;
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *record = NULL, *target = NULL;
+	struct bpf_prog_info info;
 	struct bpf_program *prog = NULL;
 	struct bpf_object *o = NULL;
 	int r;
@@ -259,11 +421,21 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 		return -ENOMEM;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return errno_message(ret_message, -errno, "filter '%s': creating %s", f->name, dir);
-	p->instance = next_instance(k, f->name, obj->identity, preorder);
-	if (asprintf(&p->pin, "%s/%s%u", dir, preorder ? PIN_PROG_PRE : PIN_PROG, p->instance) < 0) {
-		p->pin = NULL;
-		return -ENOMEM;
+	p->direction = f->direction;
+	/* The next number after ours; one taken by a foreign pin is skipped. */
+	for (p->instance = next_instance(k, f->name, obj->identity, preorder);; p->instance++) {
+		free(p->pin);
+		if (asprintf(&p->pin, "%s/%s%u", dir, preorder ? PIN_PROG_PRE : PIN_PROG, p->instance) < 0) {
+			p->pin = NULL;
+			return -ENOMEM;
+		}
+		if (access(p->pin, F_OK) < 0 && errno == ENOENT)
+			break;
+		if (p->instance > 1000000)
+			return errno_message(ret_message, -EEXIST, "filter '%s': no free pin name in %s", f->name, dir);
 	}
+	if (asprintf(&record, "%s/" PIN_RECORD "%s", dir, strrchr(p->pin, '/') + 1) < 0)
+		return -ENOMEM;
 
 	r = load_object(obj, dir, &o, &prog);
 	if (r < 0)
@@ -285,14 +457,28 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 	bpf_object__close(o);
 	if (r < 0)
 		return errno_message(ret_message, r, "filter '%s': loading program '%s'", f->name, obj->program);
-	r = prog_id_of(p->fd, &p->prog_id);
+	r = prog_info_of(p->fd, &info);
 	if (r < 0)
 		return errno_message(ret_message, r, "filter '%s': reading the loaded program", f->name);
-	if (bpf_obj_pin(p->fd, p->pin) < 0)
-		return errno_message(ret_message, -errno, "filter '%s': pinning at %s", f->name, p->pin);
+	p->prog_id = info.id;
+	r = record_target(&info, cgf_direction_attach_type(f->direction), &target);
+	if (r < 0)
+		return r;
+	/* The record first: a pin without one would be foreign after a
+	 * crash right here.  A leftover record of a pin that is gone (a crash
+	 * between the two) is replaced. */
+	if ((unlink(record) < 0 && errno != ENOENT) || symlink(target, record) < 0)
+		return errno_message(ret_message, -errno, "filter '%s': recording its identity at %s", f->name,
+				     record);
+	if (bpf_obj_pin(p->fd, p->pin) < 0) {
+		r = -errno;
+		(void) unlink(record);
+		return errno_message(ret_message, r, "filter '%s': pinning at %s", f->name, p->pin);
+	}
 	r = add_prog(k, p);
 	if (r < 0) {
 		unlink(p->pin);
+		unlink(record);
 		return r;
 	}
 	*ret = TAKE_PTR(p);
@@ -307,6 +493,20 @@ int cgf_kernel_map_fd(struct cgf_kernel *k, const char *filter, const char *iden
 		return -ENOMEM;
 	fd = bpf_obj_get(pin);
 	return fd < 0 ? -errno : fd;
+}
+
+static int unlink_record(const char *pin) {
+	_cleanup_free_ char *record = NULL;
+
+	const char *base = strrchr(pin, '/');
+
+	if (!base || asprintf(&record, "%.*s/" PIN_RECORD "%s", (int) (base - pin), pin, base + 1) < 0)
+		return -ENOMEM;
+	return unlink(record) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+static bool is_record(const char *name) {
+	return strncmp(name, PIN_RECORD PIN_PROG, strlen(PIN_RECORD PIN_PROG)) == 0;
 }
 
 static bool attached_anywhere(const struct cgf_actual *a, uint32_t id) {
@@ -337,8 +537,10 @@ static int remove_if_unused(const char *dir) {
 		}
 	}
 	rewinddir(d);
+	/* Maps, and the records of pins that are gone. */
 	while ((de = readdir(d)))
-		if (strncmp(de->d_name, PIN_MAP, strlen(PIN_MAP)) == 0 && unlinkat(dirfd(d), de->d_name, 0) < 0)
+		if ((strncmp(de->d_name, PIN_MAP, strlen(PIN_MAP)) == 0 || is_record(de->d_name)) &&
+		    unlinkat(dirfd(d), de->d_name, 0) < 0)
 			r = -errno;
 	closedir(d);
 	if (r >= 0 && rmdir(dir) < 0 && errno != ENOENT)
@@ -408,6 +610,9 @@ static int prune_counters(const char *dir, const struct cgf_cgroup_tree *tree) {
 int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree) {
 	int removed = 0, r = 0, q;
 
+	if (!cgf_kernel_can_apply(k))
+		return -EROFS;
+
 	for (size_t i = 0; i < k->n_progs;) {
 		struct cgf_kernel_prog *p = k->progs[i];
 
@@ -420,6 +625,9 @@ int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const s
 			i++;
 			continue;
 		}
+		q = unlink_record(p->pin);
+		if (q < 0 && r >= 0)
+			r = q;
 		k->progs[i] = k->progs[--k->n_progs];
 		prog_free(p);
 		removed++;

@@ -50,6 +50,10 @@ struct cgf_kernel *cgf_kernel_free(struct cgf_kernel *k) {
 	if (!k)
 		return NULL;
 	cgf_kernel_progs_done(k);
+	for (size_t i = 0; i < k->n_warnings; i++)
+		free(k->warnings[i]);
+	free(k->warnings);
+	cgf_pin_root_done(&k->pin);
 	if (k->cgroup_fd >= 0)
 		close(k->cgroup_fd);
 	free(k->cgroup_root);
@@ -95,26 +99,8 @@ static int probe_features(struct cgf_kernel *k) {
 	return 0;
 }
 
-static int mkdir_parents(const char *path) {
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1;; s++) {
-		bool last = *s == '\0';
-
-		if (*s != '/' && !last)
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		if (last)
-			return 0;
-		*s = '/';
-	}
-}
-
-int cgf_kernel_open(const char *cgroup_root, const char *pin_root, struct cgf_kernel **ret) {
+int cgf_kernel_open(const char *cgroup_root, const char *pin_root, enum cgf_kernel_mode mode,
+		    struct cgf_kernel **ret, char **ret_message) {
 	_cleanup_(cgf_kernel_freep) struct cgf_kernel *k = NULL;
 	int r;
 
@@ -122,24 +108,45 @@ int cgf_kernel_open(const char *cgroup_root, const char *pin_root, struct cgf_ke
 	if (!k)
 		return -ENOMEM;
 	k->cgroup_fd = -EBADF;
+	k->pin.fd = -EBADF;
 	k->cgroup_root = strdup(cgroup_root ?: CGF_CGROUP_ROOT);
 	k->pin_root = strdup(pin_root ?: CGF_PIN_ROOT);
 	if (!k->cgroup_root || !k->pin_root)
 		return -ENOMEM;
 	k->cgroup_fd = open(k->cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (k->cgroup_fd < 0)
-		return -errno;
+		return errno_message(ret_message, -errno, "opening %s", k->cgroup_root);
 	r = probe_features(k);
 	if (r < 0)
-		return r;
-	r = mkdir_parents(k->pin_root);
+		return errno_message(ret_message, r, "probing the kernel's cgroup-BPF attach flags");
+	/* Trusted and, to apply, ours alone: before anything pinned there is
+	 * believed. */
+	r = cgf_pin_root_open(k->pin_root, mode == CGF_KERNEL_APPLY ? CGF_PIN_ROOT_APPLY : CGF_PIN_ROOT_READ, 0,
+			      &k->pin, NULL, ret_message);
 	if (r < 0)
 		return r;
+	if (k->pin.mode_fixed) {
+		char **slot = array_append((void **) &k->warnings, k->n_warnings, sizeof(*k->warnings));
+
+		if (!slot || asprintf(slot, "pin directory %s had mode %04o: changed to 0700", k->pin_root,
+				      (unsigned) k->pin.old_mode) < 0)
+			return -ENOMEM;
+		k->n_warnings++;
+	}
 	r = cgf_kernel_progs_scan(k);
 	if (r < 0)
-		return r;
+		return errno_message(ret_message, r, "reading the pins under %s", k->pin_root);
 	*ret = TAKE_PTR(k);
 	return 0;
+}
+
+bool cgf_kernel_can_apply(const struct cgf_kernel *k) {
+	return k->pin.locked;
+}
+
+size_t cgf_kernel_warnings(const struct cgf_kernel *k, const char *const **ret) {
+	*ret = (const char *const *) k->warnings;
+	return k->n_warnings;
 }
 
 const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id) {
@@ -157,15 +164,10 @@ static int open_cgroup(struct cgf_kernel *k, const char *cgroup) {
 
 int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret) {
 	_cleanup_close_ int fd = open_cgroup(k, cgroup);
-	struct stat st;
 
 	if (fd < 0)
 		return fd;
-	/* On cgroup2 the directory's inode number is the cgroup id. */
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	*ret = (uint64_t) st.st_ino;
-	return 0;
+	return cgf_cgroup_id_of_fd(fd, ret);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -321,7 +323,7 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 	r = read_links(&rd);
 	for (size_t i = 0; r >= 0 && i < tree->n_paths; i++) {
 		_cleanup_close_ int fd = open_cgroup(k, tree->paths[i]);
-		struct stat st;
+		uint64_t id;
 
 		if (fd == -ENOENT || fd == -ENODEV)
 			continue; /* removed since the snapshot */
@@ -329,12 +331,13 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 			r = fd;
 			break;
 		}
-		if (fstat(fd, &st) < 0) {
-			r = -errno;
-			break;
+		r = cgf_cgroup_id_of_fd(fd, &id);
+		if (r == -ENOENT || r == -ESTALE) {
+			r = 0; /* removed since the snapshot */
+			continue;
 		}
 		for (enum cgf_direction d = 0; r >= 0 && d < _CGF_DIRECTION_MAX; d++)
-			r = read_list(&rd, a, tree->paths[i], fd, (uint64_t) st.st_ino, d);
+			r = read_list(&rd, a, tree->paths[i], fd, id, d);
 	}
 	reader_done(&rd);
 	if (r < 0)
@@ -484,7 +487,7 @@ static int choose_instances(struct applier *ap, const struct cgf_actual *actual)
 			return errno_message(&ap->message, -EINVAL,
 					     "action #%zu: filter '%s' with identity %s is not in the policy read",
 					     i, a->filter, a->identity);
-		p = cgf_kernel_free_instance(ap->k, a->filter, a->identity, preorder, t->ids, t->n);
+		p = cgf_kernel_free_instance(ap->k, a->filter, a->identity, a->direction, preorder, t->ids, t->n);
 		if (!p) {
 			r = cgf_kernel_load_instance(ap->k, obj, preorder, &p, &ap->message);
 			if (r < 0)
@@ -587,6 +590,12 @@ int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, co
 	struct applier ap = { .k = k, .objects = objects, .plan = plan };
 	size_t done = 0;
 	int r;
+
+	*ret_done = 0;
+	if (!cgf_kernel_can_apply(k))
+		/* Opened read-only: another cgfilterd may be applying. */
+		return errno_message(ret_message, -EROFS, "not applying: %s is not locked by this process",
+				     k->pin_root);
 
 	ap.chosen = calloc(plan->n_actions + 1, sizeof(*ap.chosen));
 	if (!ap.chosen)

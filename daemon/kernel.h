@@ -37,23 +37,39 @@
 
 struct cgf_kernel;
 
-/* One of our program instances, from its pin. */
+/* One of our program instances, from its pin and its identity record. */
 struct cgf_kernel_prog {
 	uint32_t prog_id;
 	int fd;
 	char *filter;
 	char *identity;
+	enum cgf_direction direction; /* the attach type it was loaded for */
 	bool preorder;
 	unsigned instance;
 	char *pin;
 };
 
+enum cgf_kernel_mode {
+	CGF_KERNEL_READ,  /* read and plan only: no lock, nothing created */
+	CGF_KERNEL_APPLY, /* the pin root created when missing, locked */
+};
+
 /*
- * Opens the cgroup2 mount and the pin root (created when missing),
- * probes what the kernel offers (once: the answer is cached), and
- * adopts the programs pinned there.  NULL roots: the defaults above.
+ * Opens the cgroup2 mount and the pin root (pin-root.h: root's and 0700,
+ * else refused with -EPERM; APPLY creates it when missing and takes its
+ * lock, -EBUSY when another process holds it), probes what the kernel
+ * offers (once: the answer is cached), and adopts the programs pinned
+ * there whose identity record matches (kernel-progs.c); the others are
+ * foreign, each with a line in cgf_kernel_warnings().  NULL roots: the
+ * defaults above.  On failure *ret_message says what failed and the fix.
  */
-int cgf_kernel_open(const char *cgroup_root, const char *pin_root, struct cgf_kernel **ret);
+int cgf_kernel_open(const char *cgroup_root, const char *pin_root, enum cgf_kernel_mode mode,
+		    struct cgf_kernel **ret, char **ret_message);
+/* Opened for APPLY (we hold the lock): cgf_kernel_apply() refuses otherwise. */
+bool cgf_kernel_can_apply(const struct cgf_kernel *k);
+/* What the caller should log once: pins not adopted and why, a pin
+ * root whose mode was tightened.  The array stays k's. */
+size_t cgf_kernel_warnings(const struct cgf_kernel *k, const char *const **ret);
 struct cgf_kernel *cgf_kernel_free(struct cgf_kernel *k);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgf_kernel *, cgf_kernel_free);
 

@@ -49,6 +49,10 @@ int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const st
 
 	*rc = (struct cgf_reconcile) {};
 	r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
+	if (r == -EMEDIUMTYPE || r == -EOPNOTSUPP)
+		return errno_message(&rc->error, r,
+				     "reading the cgroup tree: %s gives no cgroup ids (name_to_handle_at()); is it cgroup2?",
+				     cgf_kernel_cgroup_root(k));
 	if (r < 0)
 		return errno_message(&rc->error, r, "reading the cgroup tree");
 	r = cgf_expand(p, (const char *const *) rc->tree.paths, rc->tree.n_paths, cgf_objects_identity,

@@ -1,11 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "macro.h"
 #include "runtime.h"
+
+/* A message without errno's text: it says all there is. */
+static int plain_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
+static int plain_message(char **ret, int r, const char *format, ...) {
+	va_list va;
+
+	free(*ret);
+	va_start(va, format);
+	if (vasprintf(ret, format, va) < 0)
+		*ret = NULL;
+	va_end(va);
+	return r;
+}
 
 static int write_file(const char *name, const char *text) {
 	char path[256], tmp[256];
@@ -117,5 +134,97 @@ int cgf_runtime_read_reload(unsigned *ret_n, bool *ret_ok, char **ret_why) {
 
 		*ret_why = why ? strdup(why + 1) : NULL;
 	}
+	return 0;
+}
+
+/* glibc 2.36 (Debian 12) has no wrappers for these. */
+static int pidfd_open_(pid_t pid) {
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int) fd;
+}
+
+static int pidfd_send_signal_(int pidfd, int sig) {
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+/* Control bytes of a process's name are shown as '?': it is chosen by
+ * whoever runs that process. */
+static void sanitize(char *s) {
+	for (; *s; s++)
+		if ((unsigned char) *s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* What runs as pid: its comm and the path of its executable (each
+ * malloc()ed; the executable is NULL when it cannot be read). */
+static int process_identity(pid_t pid, char **ret_comm, char **ret_exe) {
+	char path[64], exe[PATH_MAX];
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *comm = NULL;
+	size_t size = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (getline(&comm, &size, f) < 0)
+		return -ESRCH; /* a zombie, or gone since */
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n >= 0) {
+		exe[n] = '\0';
+		*ret_exe = strdup(exe);
+		if (!*ret_exe)
+			return -ENOMEM;
+	} else
+		*ret_exe = NULL;
+	*ret_comm = TAKE_PTR(comm);
+	return 0;
+}
+
+static bool is_named(const char *comm, const char *exe, const char *name) {
+	const char *base;
+	size_t len;
+
+	/* comm is the first 15 bytes of the executable's name. */
+	if (strncmp(comm, name, 15) != 0)
+		return false;
+	if (!exe)
+		return false;
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	len = strlen(name);
+	/* A binary replaced on disk (an upgrade) reads "... (deleted)". */
+	return strncmp(base, name, len) == 0 && (base[len] == '\0' || streq(base + len, " (deleted)"));
+}
+
+int cgf_runtime_signal(pid_t pid, const char *name, int sig, char **ret_message) {
+	_cleanup_close_ int pidfd = -EBADF;
+	_cleanup_free_ char *comm = NULL, *exe = NULL;
+	int r;
+
+	/* Pin the process first: whatever the check below sees, the signal
+	 * goes to this process or nowhere, never to a recycled pid. */
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0)
+		return errno_message(ret_message, pidfd, "pid %d", (int) pid);
+	r = process_identity(pid, &comm, &exe);
+	if (r < 0)
+		return errno_message(ret_message, r, "pid %d: reading /proc/%d", (int) pid, (int) pid);
+	if (!is_named(comm, exe, name)) {
+		sanitize(comm);
+		if (exe)
+			sanitize(exe);
+		return plain_message(ret_message, -ESTALE, "pid %d is '%s' (%s), not %s", (int) pid, comm,
+				     exe ?: "executable unreadable", name);
+	}
+	/* The process may have died since pidfd_open(): then the check above
+	 * may have read another process that got its pid, and this fails. */
+	r = pidfd_send_signal_(pidfd, sig);
+	if (r < 0)
+		return errno_message(ret_message, r, "pid %d (%s)", (int) pid, name);
 	return 0;
 }

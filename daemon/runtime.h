@@ -19,6 +19,16 @@
 int cgf_runtime_write_pid(void);
 int cgf_runtime_read_pid(pid_t *ret);
 
+/*
+ * Sends sig to pid only if that process is the program "name": its
+ * /proc/PID/comm and the file name of /proc/PID/exe (" (deleted)" after
+ * an upgrade allowed) say so.  The process is held by a pidfd from before
+ * the check until the signal, so a pid that was recycled in between gets
+ * nothing.  -ESTALE: pid is another program (a stale pid file);
+ * -ESRCH: no such process; *ret_message says which.
+ */
+int cgf_runtime_signal(pid_t pid, const char *name, int sig, char **ret_message);
+
 int cgf_runtime_write_reload(unsigned n, bool ok, const char *why);
 /* -ENOENT before the daemon's first report. */
 int cgf_runtime_read_reload(unsigned *ret_n, bool *ret_ok, char **ret_why);

@@ -28,6 +28,16 @@ static void make(const char *base, const char *rel, bool dir) {
 	}
 }
 
+/* Plain directories have no cgroup ids: the inode stands in. */
+static int ino_of(int fd, uint64_t *ret) {
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*ret = (uint64_t) st.st_ino;
+	return 0;
+}
+
 static bool has(const struct cgf_cgroup_tree *t, const char *path, size_t *ret_index) {
 	for (size_t i = 0; i < t->n_paths; i++)
 		if (streq(t->paths[i], path)) {
@@ -58,7 +68,18 @@ int main(void) {
 
 	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	REQUIRE(fd >= 0);
-	CHECK(&s, cgf_cgroup_tree_read(fd, &t) == 0, "read");
+	/* Outside cgroupfs there is no cgroup id: an error, not an inode. */
+	{
+		uint64_t id = 0;
+		int r = cgf_cgroup_id_of_fd(fd, &id);
+
+		CHECK(&s, r == -EMEDIUMTYPE || r == -EOPNOTSUPP, "cgroup id of a plain directory: %d", r);
+		r = cgf_cgroup_tree_read(fd, &t);
+		CHECK(&s, (r == -EMEDIUMTYPE || r == -EOPNOTSUPP) && t.n_paths == 0,
+		      "a plain directory tree read for cgroup ids fails: %d", r);
+		cgf_cgroup_tree_done(&t);
+	}
+	CHECK(&s, cgf_cgroup_tree_read_with(fd, ino_of, &t) == 0, "read");
 	CHECK(&s, t.n_paths == 6, "root and five directories, got %zu", t.n_paths);
 	CHECK(&s, has(&t, ".", &iroot) && iroot == 0, "the root first, as '.'");
 	CHECK(&s, has(&t, "a", &ia) && has(&t, "a/b", &ib) && has(&t, "a/b/c", &ic), "a, a/b, a/b/c");
@@ -79,7 +100,7 @@ int main(void) {
 		snprintf(path, sizeof(path), "%s/%s", base, dirs[i]);
 		REQUIRE(rmdir(path) == 0);
 	}
-	CHECK(&s, cgf_cgroup_tree_read(fd, &t) == 0, "read an empty tree");
+	CHECK(&s, cgf_cgroup_tree_read_with(fd, ino_of, &t) == 0, "read an empty tree");
 	CHECK(&s, t.n_paths == 1 && streq(t.paths[0], "."), "only the root");
 	cgf_cgroup_tree_done(&t);
 
@@ -121,7 +142,7 @@ int main(void) {
 		make(base, "ok", true);
 
 		REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
-		CHECK(&s, cgf_cgroup_tree_read(fd, &t) == 0, "read a hostile tree with 100 fds");
+		CHECK(&s, cgf_cgroup_tree_read_with(fd, ino_of, &t) == 0, "read a hostile tree with 100 fds");
 		REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
 		CHECK(&s, has(&t, "ok", &i_ok), "the sibling is in it");
 		for (size_t i = 0; i < t.n_paths; i++)
