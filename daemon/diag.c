@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "diag.h"
+#include "escape.h"
 
 struct cgf_source *cgf_source_new(const char *name, const char *text, size_t size) {
 	struct cgf_source *s;
@@ -203,16 +204,19 @@ static const char *severity_name(enum cgf_severity s) {
 	return "unknown";
 }
 
-/* Writes s, with control characters (other than tab when keep_tab) shown as
- * '?': a policy file, possibly untrusted, must not drive the terminal. */
+/* Writes s escaped (escape.h): a policy file, possibly untrusted, must not
+ * drive the terminal or break a line of the log.  With keep_tab, tabs stay
+ * tabs, for the caret line to repeat them. */
 static void put_sanitized(FILE *f, const char *s, size_t n, bool keep_tab) {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
+	const char *tab;
 
-		if ((c < 0x20 && !(c == '\t' && keep_tab)) || c == 0x7f)
-			c = '?';
-		fputc(c, f);
+	while (keep_tab && (tab = memchr(s, '\t', n))) {
+		cgf_escape_write(f, s, tab - s);
+		fputc('\t', f);
+		n -= tab + 1 - s;
+		s = tab + 1;
 	}
+	cgf_escape_write(f, s, n);
 }
 
 static void render_one(FILE *f, enum cgf_severity severity, struct cgf_pos pos, const char *file,
@@ -242,13 +246,18 @@ static void render_one(FILE *f, enum cgf_severity severity, struct cgf_pos pos, 
 	 * terminal expands them the same way in both lines, and count UTF-8
 	 * sequences as one character, as libyaml does. */
 	unsigned col = 1;
-	for (size_t i = 0; i < len && col < pos.column; i++) {
-		unsigned char c = line[i];
+	for (size_t i = 0; i < len && col < pos.column; col++) {
+		char shown[CGF_ESCAPE_CHAR_MAX];
+		size_t columns;
 
-		if ((c & 0xc0) == 0x80)
+		if (line[i] == '\t') {
+			fputc('\t', f);
+			i++;
 			continue;
-		fputc(c == '\t' ? '\t' : ' ', f);
-		col++;
+		}
+		/* As wide as the character is shown: "\x1b" takes four. */
+		i += cgf_escape_char(line + i, len - i, shown, &columns);
+		fprintf(f, "%*s", (int) columns, "");
 	}
 	for (; col < pos.column; col++)
 		fputc(' ', f);
