@@ -29,7 +29,7 @@ static bool wanted(int priority) {
  * (48K by default) and reads a priority prefix at the start of each piece:
  * a cgroup name placed at the cut would choose the priority of the rest.
  * So we cut first, at a character boundary, and each piece gets our
- * prefix.
+ * prefix (safe as long as LineMax= is not set below 2 KiB).
  */
 #define LOG_LINE_MAX 2048
 
