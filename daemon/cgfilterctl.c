@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "diag.h"
+#include "escape.h"
 #include "kernel-features.h"
 #include "kernel-status.h"
 #include "kernel.h"
@@ -93,20 +94,30 @@ static void help_check(FILE *f) {
 		program_name());
 }
 
+/*
+ * Our own messages go through the log (log.h), as the daemon's do: each
+ * is escaped there as a whole, so a cgroup name inside a kernel's error
+ * or a refused reload's reason cannot break the line or drive the
+ * terminal; and under systemd (ExecReload=) they reach the journal at
+ * priority err.
+ */
 static int usage_error(const char *format, ...) _printf_(1, 2);
 static int usage_error(const char *format, ...) {
+	_cleanup_free_ char *message = NULL;
 	va_list ap;
+	int k;
 
-	fprintf(stderr, "%s: ", program_name());
 	va_start(ap, format);
-	vfprintf(stderr, format, ap);
+	k = vasprintf(&message, format, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (k < 0)
+		message = NULL;
+	log_error("%s: %s", program_name(), message ?: "wrong usage");
 	return EXIT_USAGE;
 }
 
 static int fail(const char *what, int r) {
-	fprintf(stderr, "%s: %s: %s\n", program_name(), what, strerror(-r));
+	log_error("%s: %s: %s", program_name(), what, strerror(-r));
 	return EXIT_FAILURE;
 }
 
@@ -172,8 +183,15 @@ static int verb_check(int argc, char *argv[]) {
 	}
 
 	if (verbose) {
-		for (size_t i = 0; i < policy->n_sources; i++)
-			printf("read %s\n", policy->sources[i]->name);
+		for (size_t i = 0; i < policy->n_sources; i++) {
+			_cleanup_free_ char *name = cgf_escape(policy->sources[i]->name);
+
+			if (!name) {
+				ret = fail("check", -ENOMEM);
+				goto finish;
+			}
+			printf("read %s\n", name);
+		}
 		printf("%s: %zu files, %zu filters, %zu attachments, %zu errors (kernel: %s)\n",
 		       diags.n_errors ? "invalid" : "valid", policy->n_sources, policy->n_filters,
 		       policy->n_attachments, diags.n_errors, kernel);
@@ -236,8 +254,8 @@ static int policy_failed(struct cgf_diags *diags, int r) {
 		return fail("reading the policy", r);
 	cgf_diags_sort(diags);
 	(void) cgf_diags_render(diags, stderr, CGF_RENDER_SOURCE);
-	fprintf(stderr, "%s: the policy has %zu error%s; nothing planned\n", program_name(), diags->n_errors,
-		diags->n_errors == 1 ? "" : "s");
+	log_error("%s: the policy has %zu error%s; nothing planned", program_name(), diags->n_errors,
+		  diags->n_errors == 1 ? "" : "s");
 	return EXIT_FAILURE;
 }
 
@@ -503,15 +521,15 @@ static int verb_reload(int argc, char *argv[]) {
 		free(why);
 		why = NULL;
 		if (waited >= timeout_ms) {
-			fprintf(stderr, "%s: no answer from cgfilterd (pid %d) within %ld s\n", program_name(),
-				(int) pid, timeout_ms / 1000);
+			log_error("%s: no answer from cgfilterd (pid %d) within %ld s", program_name(), (int) pid,
+				  timeout_ms / 1000);
 			return EXIT_FAILURE;
 		}
 		nanosleep(&tick, NULL);
 	}
 	if (!ok) {
-		fprintf(stderr, "%s: the new policy was refused: %s; the policy in force stays\n", program_name(),
-			why ?: "see the journal");
+		log_error("%s: the new policy was refused: %s; the policy in force stays", program_name(),
+			  why ?: "see the journal");
 		return EXIT_FAILURE;
 	}
 	return EXIT_SUCCESS;

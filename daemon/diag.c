@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "diag.h"
+#include "escape.h"
 
 /* One pass over the text: where each line starts. */
 static int source_index_lines(struct cgf_source *s) {
@@ -258,16 +259,19 @@ static const char *severity_name(enum cgf_severity s) {
 	return "unknown";
 }
 
-/* Writes s, with control characters (other than tab when keep_tab) shown as
- * '?': a policy file, possibly untrusted, must not drive the terminal. */
+/* Writes s escaped (escape.h): a policy file, possibly untrusted, must not
+ * drive the terminal or break a line of the log.  With keep_tab, tabs stay
+ * tabs, for the caret line to repeat them. */
 static void put_sanitized(FILE *f, const char *s, size_t n, bool keep_tab) {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
+	const char *tab;
 
-		if ((c < 0x20 && !(c == '\t' && keep_tab)) || c == 0x7f)
-			c = '?';
-		fputc(c, f);
+	while (keep_tab && (tab = memchr(s, '\t', n))) {
+		cgf_escape_write(f, s, tab - s);
+		fputc('\t', f);
+		n -= tab + 1 - s;
+		s = tab + 1;
 	}
+	cgf_escape_write(f, s, n);
 }
 
 /* Columns count characters, as libyaml does: a UTF-8 sequence is one. */
@@ -333,12 +337,20 @@ static void render_excerpt(FILE *f, struct cgf_pos pos, const char *line, size_t
 
 	if (from > 0)
 		fputs("   ", f);
+	/* Under each character as wide as it is shown ("\x1b" takes four);
+	 * tabs stay tabs, for the terminal to expand them alike. */
 	unsigned col = first;
-	for (size_t i = from; i < to && col < pos.column; i++) {
-		if (is_continuation(line[i]))
+	for (size_t i = from; i < to && col < pos.column; col++) {
+		char shown[CGF_ESCAPE_CHAR_MAX];
+		size_t columns;
+
+		if (line[i] == '\t') {
+			fputc('\t', f);
+			i++;
 			continue;
-		fputc(line[i] == '\t' ? '\t' : ' ', f);
-		col++;
+		}
+		i += cgf_escape_char(line + i, to - i, shown, &columns);
+		fprintf(f, "%*s", (int) columns, "");
 	}
 	for (; col < pos.column; col++)
 		fputc(' ', f);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 
+#include "escape.h"
 #include "json.h"
 
 struct level {
@@ -129,41 +130,6 @@ static void value_end(struct cgf_json *j) {
 		emit(j, "\n", 1);
 }
 
-/*
- * The length of the valid UTF-8 sequence at p (n bytes left), 0 if there
- * is none: no overlong forms, no surrogates, nothing above U+10FFFF (the
- * table of RFC 3629, section 4, as ranges of the second byte).
- */
-static size_t utf8_length(const unsigned char *p, size_t n) {
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t len;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xC2 && p[0] <= 0xDF)
-		len = 2;
-	else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-		len = 3;
-		if (p[0] == 0xE0)
-			lo = 0xA0; /* below: overlong */
-		else if (p[0] == 0xED)
-			hi = 0x9F; /* above: UTF-16 surrogates */
-	} else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-		len = 4;
-		if (p[0] == 0xF0)
-			lo = 0x90; /* below: overlong */
-		else if (p[0] == 0xF4)
-			hi = 0x8F; /* above: beyond U+10FFFF */
-	} else
-		return 0;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xBF)
-			return 0;
-	return len;
-}
-
 static void emit_string(struct cgf_json *j, const char *s, size_t n) {
 	const unsigned char *p = (const unsigned char *) s;
 	size_t run = 0; /* bytes before p[i] that pass through, not written yet */
@@ -172,15 +138,25 @@ static void emit_string(struct cgf_json *j, const char *s, size_t n) {
 	for (size_t i = 0; i < n;) {
 		char esc[8];
 		const char *e = esc;
-		size_t len = utf8_length(p + i, n - i);
+		size_t len = cgf_utf8_length(s + i, n - i);
+		/* C1 controls (U+0080..U+009F) are valid JSON as they are, but
+		 * a terminal showing the document would act on them (U+009B is
+		 * CSI): \u0080..\u009f, like the C0 ones. */
+		bool c1 = len == 2 && p[i] == 0xc2 && p[i + 1] <= 0x9f;
 
-		if (len > 1 || (len == 1 && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' && p[i] != 0x7f)) {
+		if ((len > 1 && !c1) || (len == 1 && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' && p[i] != 0x7f)) {
 			run += len;
 			i += len;
 			continue;
 		}
 		emit(j, s + i - run, run);
 		run = 0;
+		if (c1) {
+			snprintf(esc, sizeof(esc), "\\u%04x", p[i + 1]);
+			emits(j, esc);
+			i += 2;
+			continue;
+		}
 		switch (len == 0 ? -1 : p[i]) {
 		case -1:
 			e = "\\ufffd";

@@ -27,8 +27,9 @@
  * white space at all.  Each complete top-level value is followed by a
  * newline (so several of them in compact mode are JSON Lines).
  *
- * Strings: '"', '\\' and the control characters (U+0000..U+001F and DEL)
- * are escaped (\n, \t, ... where JSON has a short form, else \u00XX);
+ * Strings: '"', '\\' and the control characters (U+0000..U+001F, DEL and
+ * the C1 controls U+0080..U+009F) are escaped (\n, \t, ... where JSON has
+ * a short form, else \u00XX);
  * valid UTF-8 passes through unchanged; each byte that is not part of a
  * valid UTF-8 sequence becomes \ufffd, so that one odd cgroup name cannot
  * make a whole document unreadable.  Keys are escaped the same way.

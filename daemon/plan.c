@@ -34,6 +34,7 @@
 #include <stdarg.h>
 #include <sys/types.h>
 
+#include "escape.h"
 #include "plan.h"
 
 /* An entry of a list as the local planner sees it. */
@@ -1358,6 +1359,19 @@ int cgf_attach_flags_to_string(uint32_t flags, char **ret) {
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* Every line of a plan is made by one of the two functions below, and
+ * escaped as a whole there (escape.h): cgroup names, program names from
+ * the kernel and report messages quoting them cannot break the line, in
+ * `cgfilterctl plan` or in the journal. */
+static int escape_line(const char *line, char **ret) {
+	char *e = cgf_escape(line);
+
+	if (!e)
+		return -ENOMEM;
+	*ret = e;
+	return 0;
+}
+
 int cgf_action_format(const struct cgf_action *a, size_t index, char **ret) {
 	_cleanup_free_ char *flags = NULL, *s = NULL;
 	size_t size = 0;
@@ -1397,15 +1411,18 @@ int cgf_action_format(const struct cgf_action *a, size_t index, char **ret) {
 	fprintf(f, " (%s)", cgf_action_reason_to_string(a->reason));
 	if (fclose(f) != 0)
 		return -ENOMEM;
-	*ret = TAKE_PTR(s);
-	return 0;
+	return escape_line(s, ret);
 }
 
 int cgf_report_format(const struct cgf_report *r, char **ret) {
-	if (asprintf(ret, "%s: %s %s: %s", cgf_report_kind_to_string(r->kind), r->cgroup,
-		     cgf_direction_to_string(r->direction), r->message) < 0)
+	_cleanup_free_ char *s = NULL;
+
+	if (asprintf(&s, "%s: %s %s: %s", cgf_report_kind_to_string(r->kind), r->cgroup,
+		     cgf_direction_to_string(r->direction), r->message) < 0) {
+		s = NULL; /* undefined after a failure */
 		return -ENOMEM;
-	return 0;
+	}
+	return escape_line(s, ret);
 }
 
 int cgf_plan_format(const struct cgf_plan *p, char **ret) {

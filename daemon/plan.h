@@ -127,6 +127,8 @@ int cgf_attach_flags_to_string(uint32_t flags, char **ret);
  *   #2 detach a egress prog 11 'cgf_web' rev 7 (superseded)
  * and one line per report:
  *   blocked: a egress: <message>
+ * Each line is escaped (escape.h): whatever a cgroup or program is named,
+ * it stays one line without control characters.
  */
 int cgf_action_format(const struct cgf_action *a, size_t index, char **ret);
 int cgf_report_format(const struct cgf_report *r, char **ret);

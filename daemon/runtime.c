@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "escape.h"
 #include "macro.h"
 #include "runtime.h"
 
@@ -97,14 +98,16 @@ int cgf_runtime_read_pid(pid_t *ret) {
 }
 
 int cgf_runtime_write_reload(unsigned n, bool ok, const char *why) {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *shown = NULL;
 
-	if (asprintf(&text, "%u %s%s%s\n", n, ok ? "ok" : "failed", why ? " " : "", why ?: "") < 0)
+	/* One line: the message is escaped (it may name a cgroup), so that it
+	 * never breaks the format, nor the line cgfilterctl prints from it. */
+	if (why && !(shown = cgf_escape(why)))
 		return -ENOMEM;
-	/* One line: a message never breaks the format. */
-	for (char *p = text; p[1]; p++)
-		if (*p == '\n')
-			*p = ' ';
+	if (asprintf(&text, "%u %s%s%s\n", n, ok ? "ok" : "failed", shown ? " " : "", shown ?: "") < 0) {
+		text = NULL; /* undefined after a failure */
+		return -ENOMEM;
+	}
 	return write_file("reload", text);
 }
 

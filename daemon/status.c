@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
+#include "escape.h"
 #include "plan-json.h"
 #include "state.h"
 #include "status.h"
@@ -204,25 +205,8 @@ static const struct {
 
 /* Names and paths come from the kernel and the cgroup tree: a newline or
  * an escape sequence in a cgroup name must not break or colour the table.
- * Control bytes become \xNN; the rest (UTF-8 included) passes. */
-static char *escape(const char *s) {
-	size_t n = 0;
-	char *e, *q;
-
-	for (const char *p = s; *p; p++)
-		n += (unsigned char) *p < 0x20 || *p == 0x7f ? 4 : 1;
-	e = malloc(n + 1);
-	if (!e)
-		return NULL;
-	q = e;
-	for (const char *p = s; *p; p++)
-		if ((unsigned char) *p < 0x20 || *p == 0x7f)
-			q += sprintf(q, "\\x%02x", (unsigned char) *p);
-		else
-			*q++ = *p;
-	*q = 0;
-	return e;
-}
+ * Every cell made of them is escaped (escape.h) with cgf_escape() before
+ * it is measured, and the measure is of what is printed. */
 
 /* Display width, in characters: one per UTF-8 lead byte (no East Asian
  * widths; names are ASCII in practice). */
@@ -298,7 +282,7 @@ static const char *yes_no(bool b) {
 static int kernel_table(const struct cgf_status *s, FILE *f) {
 	_cleanup_free_ char *release = NULL;
 
-	if (s->kernel_release && !(release = escape(s->kernel_release)))
+	if (s->kernel_release && !(release = cgf_escape(s->kernel_release)))
 		return -ENOMEM;
 	fprintf(f, "kernel%s%s: ", release ? " " : "", release ?: "");
 	if (s->features_known)
@@ -339,9 +323,9 @@ static int prog_cells(const struct cgf_status_list *l, const struct cgf_status_p
 
 	for (size_t i = 0; i < _COL_MAX; i++)
 		cells[i] = NULL;
-	name = escape(p->prog_name && p->prog_name[0] ? p->prog_name : "-");
-	filter = escape(p->filter ?: "?");
-	at = escape(attached_at(l, p));
+	name = cgf_escape(p->prog_name && p->prog_name[0] ? p->prog_name : "-");
+	filter = cgf_escape(p->filter ?: "?");
+	at = cgf_escape(attached_at(l, p));
 	if (!name || !filter || !at)
 		goto oom;
 	if (position == SIZE_MAX)
@@ -460,7 +444,7 @@ static void print_row_cb(char *const cells[_COL_MAX], void *userdata) {
 }
 
 static int list_table(const struct cgf_status_list *l, struct table *t) {
-	_cleanup_free_ char *cgroup = escape(l->cgroup);
+	_cleanup_free_ char *cgroup = cgf_escape(l->cgroup);
 	int r;
 
 	if (!cgroup)
@@ -475,7 +459,7 @@ static int list_table(const struct cgf_status_list *l, struct table *t) {
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < l->n_notes; i++) {
-		_cleanup_free_ char *note = escape(l->notes[i]);
+		_cleanup_free_ char *note = cgf_escape(l->notes[i]);
 
 		if (!note)
 			return -ENOMEM;
@@ -524,7 +508,7 @@ int cgf_status_render_table(const struct cgf_status *s, FILE *f) {
 		if (!list_shown(&s->lists[i]))
 			continue;
 		any = true;
-		cgroup = escape(s->lists[i].cgroup);
+		cgroup = cgf_escape(s->lists[i].cgroup);
 		if (!cgroup)
 			return -ENOMEM;
 		if (width(cgroup) > t.cgroup_width)

@@ -54,8 +54,8 @@ static void test_render(struct test_state *t) {
 		    "a.yaml:4:8: error: after a two-byte character\n"
 		    "  caf\xc3\xa9: x\n"
 		    "       ^\n"
-		    "a.yaml:5:9: error: a control ? character in the message\n"
-		    "  evil: \"?[31m\"\n"
+		    "a.yaml:5:9: error: a control \\x1b character in the message\n"
+		    "  evil: \"\\x1b[31m\"\n"
 		    "        ^\n"
 		    "a.yaml:9:1: error: a line that does not exist\n"
 		    "b.yaml:2:14: error: in the second file, on the last line without newline\n"
@@ -70,7 +70,7 @@ static void test_render(struct test_state *t) {
 		    "a.yaml:3:8: warning: after a tab\n"
 		    "a.yaml:1:1: note: a note, with formatting\n"
 		    "a.yaml:4:8: error: after a two-byte character\n"
-		    "a.yaml:5:9: error: a control ? character in the message\n"
+		    "a.yaml:5:9: error: a control \\x1b character in the message\n"
 		    "a.yaml:9:1: error: a line that does not exist\n"
 		    "b.yaml:2:14: error: in the second file, on the last line without newline\n",
 		    "rendered without source");
