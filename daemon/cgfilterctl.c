@@ -152,11 +152,14 @@ static int verb_check(int argc, char *argv[]) {
 	if (!policy)
 		return fail("check", -ENOMEM);
 
+	/* The installed policy as the daemon reads it, owner and mode
+	 * included; paths given (a checkout, a staging directory) by the
+	 * type rules only, so that anyone can check them (cgfilterctl(1)). */
 	if (optind >= argc)
-		r = cgf_policy_load(policy, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, &diags);
+		r = cgf_policy_load(policy, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, CGF_TRUST_OWNER, &diags);
 	else
 		for (r = 0; optind < argc && r >= 0; optind++)
-			r = cgf_policy_load_path(policy, argv[optind], &diags);
+			r = cgf_policy_load_path(policy, argv[optind], CGF_TRUST_TYPE, &diags);
 	if (r >= 0)
 		r = cgf_policy_validate(policy, &features, &diags);
 	if (r < 0) {
