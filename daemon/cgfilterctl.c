@@ -72,6 +72,13 @@ static void help_check(FILE *f) {
 		"policy.yaml and its drop-ins.  Without PATH:\n"
 		"  " CGF_POLICY_MAIN ", then " CGF_POLICY_DROPIN_DIR "/*.yaml\n"
 		"\n"
+		"Without PATH the files must pass the daemon's file trust rule: regular\n"
+		"files owned by root, not writable by group or others, in directories of the\n"
+		"same kind up to /, no symbolic links (cgfilterd.policy(5), FILE TRUST).\n"
+		"Files given as PATH need only be regular files (no FIFO, device or link) of\n"
+		"at most 4 MiB, so that anyone can check a checkout; the daemon and 'plan'\n"
+		"hold them to the whole rule.\n"
+		"\n"
 		"Options:\n"
 		"     --kernel=patched  Check for a kernel with the cgroup-BPF attach series\n"
 		"                       (Linux >= 6.17, or cgfilterd's kernel-patch/): preorder,\n"
@@ -163,11 +170,14 @@ static int verb_check(int argc, char *argv[]) {
 	if (!policy)
 		return fail("check", -ENOMEM);
 
+	/* The installed policy as the daemon reads it, owner and mode
+	 * included; paths given (a checkout, a staging directory) by the
+	 * type rules only, so that anyone can check them (cgfilterctl(1)). */
 	if (optind >= argc)
-		r = cgf_policy_load(policy, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, &diags);
+		r = cgf_policy_load(policy, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, CGF_TRUST_OWNER, &diags);
 	else
 		for (r = 0; optind < argc && r >= 0; optind++)
-			r = cgf_policy_load_path(policy, argv[optind], &diags);
+			r = cgf_policy_load_path(policy, argv[optind], CGF_TRUST_TYPE, &diags);
 	if (r >= 0)
 		r = cgf_policy_validate(policy, &features, &diags);
 	if (r < 0) {

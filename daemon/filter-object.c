@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "expand.h"
+#include "file-trust.h"
 #include "filter-object.h"
 
 void cgf_objects_done(struct cgf_objects *o) {
@@ -38,20 +39,6 @@ int cgf_objects_identity(const struct cgf_filter *f, void *userdata, char **ret)
 
 /* Objects are kilobytes; refuse what cannot be one. */
 #define OBJECT_FILE_MAX (64u << 20)
-
-static int read_file(const char *path, void **ret, size_t *ret_size) {
-	_cleanup_close_ int fd = -EBADF;
-	struct stat st;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EISDIR;
-	return read_fd_full(fd, OBJECT_FILE_MAX, (char **) ret, ret_size);
-}
 
 /* FNV-1a over the bytes: a digest against accidents (a rebuilt file),
  * not against someone who can write our object files anyway. */
@@ -134,19 +121,21 @@ finish:
 
 static int resolve_one(struct cgf_filter_object *o, struct cgf_diags *diags) {
 	const struct cgf_filter *f = o->filter;
-	_cleanup_free_ char *model = NULL;
+	_cleanup_free_ char *model = NULL, *message = NULL, *bytes = NULL;
 	int r;
 
 	if (f->type == CGF_FILTER_OBJECT) {
-		r = read_file(f->object, &o->owned, &o->size);
+		/* The program root loads: the object file is held to the same
+		 * rule as the policy files, whoever reads the policy. */
+		r = cgf_trust_read_file(f->object, CGF_TRUST_OWNER, OBJECT_FILE_MAX, &bytes, &o->size, &message);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0) {
-			cgf_diags_add(diags, CGF_ERROR, f->object_pos, "filter '%s': cannot read '%s': %s",
-				      f->name, f->object, strerror(-r));
+			cgf_diags_add(diags, CGF_ERROR, f->object_pos, "filter '%s': object '%s': %s", f->name,
+				      f->object, message ?: strerror(-r));
 			return 0;
 		}
-		o->bytes = o->owned;
+		o->bytes = o->owned = TAKE_PTR(bytes);
 	} else {
 		o->bytes = cgf_builtin_object(f->type, &o->size);
 		if (!o->bytes)

@@ -30,41 +30,58 @@ int cgf_policy_load_text(struct cgf_policy *p, const char *name, const char *tex
 	return cgf_policy_parse(p, source, diags);
 }
 
-static int report_errno(struct cgf_diags *diags, const char *path, const char *what, int r) {
+/* A file that cannot be read, or is refused: one error naming it. */
+static int report_file(struct cgf_diags *diags, const char *path, int r, const char *message) {
 	if (r == -ENOMEM)
 		return r;
-	if (r == -EFBIG)
-		cgf_diags_add_file(diags, CGF_ERROR, path, "larger than %u MiB; refusing to read it",
-				   CGF_POLICY_FILE_MAX >> 20);
-	else
-		cgf_diags_add_file(diags, CGF_ERROR, path, "cannot %s: %s", what, strerror(-r));
+	cgf_diags_add_file(diags, CGF_ERROR, path, "%s", message ?: strerror(-r));
 	return cgf_diags_status(diags);
 }
 
-int cgf_policy_load_file(struct cgf_policy *p, const char *path, struct cgf_diags *diags) {
+static int report_errno(struct cgf_diags *diags, const char *path, const char *what, int r) {
+	if (r == -ENOMEM)
+		return r;
+	cgf_diags_add_file(diags, CGF_ERROR, path, "cannot %s: %s", what, strerror(-r));
+	return cgf_diags_status(diags);
+}
+
+static int load_stdin(struct cgf_policy *p, enum cgf_trust trust, struct cgf_diags *diags) {
 	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *text = NULL;
-	const char *name = path;
-	struct stat st;
+	_cleanup_free_ char *text = NULL, *message = NULL;
 	size_t size = 0;
 	int r;
 
-	if (streq(path, "-")) {
-		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-		name = "<stdin>";
-	} else
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* Whoever feeds standard input decides what it holds: fine for a
+	 * check, not for what root loads. */
+	if (trust == CGF_TRUST_OWNER)
+		return report_file(diags, "<stdin>", -EPERM,
+				   "refusing: standard input has no owner or mode to check; name a file");
+	fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
-		return report_errno(diags, name, "open", -errno);
-	if (fstat(fd, &st) < 0)
-		return report_errno(diags, name, "stat", -errno);
-	if (S_ISDIR(st.st_mode))
-		return report_errno(diags, name, "read", -EISDIR);
-
+		return report_errno(diags, "<stdin>", "read", -errno);
 	r = read_fd_full(fd, CGF_POLICY_FILE_MAX, &text, &size);
+	if (r == -EFBIG) {
+		if (asprintf(&message, "refusing: more than the limit of %u bytes (%u MiB)", CGF_POLICY_FILE_MAX,
+			     CGF_POLICY_FILE_MAX >> 20) < 0)
+			return -ENOMEM;
+		return report_file(diags, "<stdin>", r, message);
+	}
 	if (r < 0)
-		return report_errno(diags, name, "read", r);
-	return cgf_policy_load_text(p, name, text, size, diags);
+		return report_errno(diags, "<stdin>", "read", r);
+	return cgf_policy_load_text(p, "<stdin>", text, size, diags);
+}
+
+int cgf_policy_load_file(struct cgf_policy *p, const char *path, enum cgf_trust trust, struct cgf_diags *diags) {
+	_cleanup_free_ char *text = NULL, *message = NULL;
+	size_t size = 0;
+	int r;
+
+	if (streq(path, "-"))
+		return load_stdin(p, trust, diags);
+	r = cgf_trust_read_file(path, trust, CGF_POLICY_FILE_MAX, &text, &size, &message);
+	if (r < 0)
+		return report_file(diags, path, r, message);
+	return cgf_policy_load_text(p, path, text, size, diags);
 }
 
 static bool is_dropin_name(const char *name) {
@@ -83,22 +100,50 @@ static void strv_free_n(char **v, size_t n) {
 	free(v);
 }
 
-int cgf_policy_load_dropins(struct cgf_policy *p, const char *dir, struct cgf_diags *diags) {
-	DIR *d;
+static void closedirp(DIR **d) {
+	if (*d)
+		closedir(*d);
+}
+
+/* One drop-in, read relative to the directory it was listed in. */
+static int load_dropin(struct cgf_policy *p, int dir_fd, const char *dir, const char *name, enum cgf_trust trust,
+		       struct cgf_diags *diags) {
+	_cleanup_free_ char *path = path_join(dir, name), *text = NULL, *message = NULL;
+	size_t size = 0;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = cgf_trust_read_at(dir_fd, name, path, trust, CGF_POLICY_FILE_MAX, &text, &size, &message);
+	if (r < 0)
+		return report_file(diags, path, r, message);
+	return cgf_policy_load_text(p, path, text, size, diags);
+}
+
+int cgf_policy_load_dropins(struct cgf_policy *p, const char *dir, enum cgf_trust trust, struct cgf_diags *diags) {
+	_cleanup_(closedirp) DIR *d = NULL;
+	_cleanup_free_ char *message = NULL;
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
-	int r = 0;
+	int fd, r = 0;
 
-	d = opendir(dir);
+	fd = cgf_trust_open_dir(dir, trust, &message);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return report_file(diags, dir, fd, message);
+	d = fdopendir(fd);
 	if (!d) {
-		if (errno == ENOENT)
-			return 0;
-		return report_errno(diags, dir, "open the drop-in directory", -errno);
+		r = -errno;
+		close(fd);
+		return report_errno(diags, dir, "read the drop-in directory", r);
 	}
 
 	/* Read the list first, then the files: the order is lexical (bytes,
-	 * not the locale's collation), whatever readdir() returns. */
+	 * not the locale's collation), whatever readdir() returns.  Each file
+	 * is opened in the directory that was checked and listed, not by its
+	 * path again. */
 	for (;;) {
 		char **slot;
 
@@ -112,45 +157,46 @@ int cgf_policy_load_dropins(struct cgf_policy *p, const char *dir, struct cgf_di
 		if (!is_dropin_name(de->d_name))
 			continue;
 		slot = array_append((void **) &names, n, sizeof(*names));
-		if (!slot || !(*slot = path_join(dir, de->d_name))) {
+		if (!slot || !(*slot = strdup(de->d_name))) {
 			r = -ENOMEM;
 			break;
 		}
 		n++;
 	}
-	closedir(d);
 
 	if (r >= 0)
 		qsort_safe(names, n, sizeof(*names), compare_names);
 	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = cgf_policy_load_file(p, names[i], diags);
+		r = load_dropin(p, dirfd(d), dir, names[i], trust, diags);
 
 	strv_free_n(names, n);
 	return r;
 }
 
-int cgf_policy_load(struct cgf_policy *p, const char *main_path, const char *dropin_dir,
+int cgf_policy_load(struct cgf_policy *p, const char *main_path, const char *dropin_dir, enum cgf_trust trust,
 		    struct cgf_diags *diags) {
 	int r;
 
-	r = cgf_policy_load_file(p, main_path, diags);
+	r = cgf_policy_load_file(p, main_path, trust, diags);
 	if (r < 0)
 		return r;
 	if (!dropin_dir)
 		return 0;
-	return cgf_policy_load_dropins(p, dropin_dir, diags);
+	return cgf_policy_load_dropins(p, dropin_dir, trust, diags);
 }
 
-int cgf_policy_load_path(struct cgf_policy *p, const char *path, struct cgf_diags *diags) {
+int cgf_policy_load_path(struct cgf_policy *p, const char *path, enum cgf_trust trust, struct cgf_diags *diags) {
 	_cleanup_free_ char *main_path = NULL, *dropins = NULL;
 	struct stat st;
 
+	/* Which of the two it is; the files themselves are checked as they
+	 * are opened. */
 	if (streq(path, "-") || stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return cgf_policy_load_file(p, path, diags);
+		return cgf_policy_load_file(p, path, trust, diags);
 
 	main_path = path_join(path, CGF_POLICY_MAIN_NAME);
 	dropins = path_join(path, CGF_POLICY_DROPIN_NAME);
 	if (!main_path || !dropins)
 		return -ENOMEM;
-	return cgf_policy_load(p, main_path, dropins, diags);
+	return cgf_policy_load(p, main_path, dropins, trust, diags);
 }

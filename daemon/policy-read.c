@@ -14,11 +14,11 @@ int cgf_policy_read(char *const *paths, size_t n_paths, const struct cgf_feature
 	if (!p)
 		return -ENOMEM;
 	if (n_paths == 0)
-		r = cgf_policy_load(p, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, diags);
+		r = cgf_policy_load(p, CGF_POLICY_MAIN, CGF_POLICY_DROPIN_DIR, CGF_TRUST_OWNER, diags);
 	else {
 		r = 0;
 		for (size_t i = 0; i < n_paths && r >= 0; i++)
-			r = cgf_policy_load_path(p, paths[i], diags);
+			r = cgf_policy_load_path(p, paths[i], CGF_TRUST_OWNER, diags);
 	}
 	if (r < 0)
 		return r;

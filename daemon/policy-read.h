@@ -6,7 +6,9 @@
  * the policy (the installed one, or the paths given), validate it for the
  * running kernel's features, and resolve its filters' objects.  Every
  * problem is a diagnostic with its position; a policy with any error is
- * never applied.
+ * never applied.  Every file read here, policy (given or installed) and
+ * object alike, must pass CGF_TRUST_OWNER (file-trust.h): root loads what
+ * they say.
  */
 
 #include "diag.h"

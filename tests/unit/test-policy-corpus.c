@@ -63,11 +63,11 @@ static void run_case(struct test_state *t, const char *name, bool update) {
 	REQUIRE(p);
 
 	if (stat(name, &st) == 0 && S_ISDIR(st.st_mode))
-		REQUIRE(cgf_policy_load_path(p, name, &d) == 0);
+		REQUIRE(cgf_policy_load_path(p, name, CGF_TRUST_TYPE, &d) == 0);
 	else {
 		if (wants_stock(yaml))
 			features = CGF_FEATURES_STOCK;
-		REQUIRE(cgf_policy_load_file(p, yaml, &d) == 0);
+		REQUIRE(cgf_policy_load_file(p, yaml, CGF_TRUST_TYPE, &d) == 0);
 	}
 	REQUIRE(cgf_policy_validate(p, &features, &d) == 0);
 	cgf_diags_sort(&d);

@@ -93,7 +93,7 @@ static void test_dropins(struct test_state *t, const char *dir) {
 	write_file(dropins, "x.yml", "not read\n");
 	write_file(dropins, "x.yaml.dpkg-old", "not read\n");
 
-	REQUIRE(cgf_policy_load(p, main_path, dropins, &d) == 0);
+	REQUIRE(cgf_policy_load(p, main_path, dropins, CGF_TRUST_TYPE, &d) == 0);
 	CHECK_STREQ(t, source_names(p, dir, buf, sizeof(buf)),
 		    "/policy.yaml /policy.d/10-a.yaml /policy.d/20-b.yaml /policy.d/9-c.yaml /policy.d/A-upper.yaml",
 		    "files read, in order");
@@ -125,19 +125,19 @@ static void test_errors(struct test_state *t, const char *dir) {
 	write_file(dir, "big.yaml", big);
 	big_path = sub(dir, "big.yaml");
 
-	REQUIRE(cgf_policy_load_file(p, missing, &d) == 0);     /* a missing file */
-	REQUIRE(cgf_policy_load_file(p, adir, &d) == 0);        /* a directory */
-	REQUIRE(cgf_policy_load_file(p, big_path, &d) == 0);    /* too large */
-	REQUIRE(cgf_policy_load_dropins(p, afile, &d) == 0);    /* not a directory */
-	REQUIRE(cgf_policy_load_dropins(p, missing, &d) == 0);  /* a missing drop-in dir: fine */
-	REQUIRE(cgf_policy_load_path(p, cfg, &d) == 0);         /* a config dir without policy.yaml */
+	REQUIRE(cgf_policy_load_file(p, missing, CGF_TRUST_TYPE, &d) == 0);     /* a missing file */
+	REQUIRE(cgf_policy_load_file(p, adir, CGF_TRUST_TYPE, &d) == 0);        /* a directory */
+	REQUIRE(cgf_policy_load_file(p, big_path, CGF_TRUST_TYPE, &d) == 0);    /* too large */
+	REQUIRE(cgf_policy_load_dropins(p, afile, CGF_TRUST_TYPE, &d) == 0);    /* not a directory */
+	REQUIRE(cgf_policy_load_dropins(p, missing, CGF_TRUST_TYPE, &d) == 0);  /* a missing drop-in dir: fine */
+	REQUIRE(cgf_policy_load_path(p, cfg, CGF_TRUST_TYPE, &d) == 0);         /* a config dir without policy.yaml */
 	CHECK(t, p->n_sources == 0, "%s", source_names(p, dir, buf, sizeof(buf)));
 	out = brief(&d, dir);
 	CHECK_STREQ(t, out,
 		    "@/missing.yaml: error: cannot open: No such file or directory\n"
-		    "@/adir.yaml: error: cannot read: Is a directory\n"
-		    "@/big.yaml: error: larger than 4 MiB; refusing to read it\n"
-		    "@/afile: error: cannot open the drop-in directory: Not a directory\n"
+		    "@/adir.yaml: error: refusing: a directory, not a regular file; replace it with a regular file\n"
+		    "@/big.yaml: error: refusing: 4194305 bytes, more than the limit of 4194304 bytes (4 MiB)\n"
+		    "@/afile: error: cannot open: Not a directory\n"
 		    "@/cfg/policy.yaml: error: cannot open: No such file or directory\n",
 		    "file errors");
 	cgf_diags_done(&d);
@@ -157,14 +157,14 @@ static void test_paths(struct test_state *t, const char *dir) {
 	write_file(cfg_d, "50-x.yaml", "version: 1\n");
 	REQUIRE(asprintf(&slash, "%s//", cfg) >= 0);
 
-	REQUIRE(cgf_policy_load_path(p, slash, &d) == 0); /* a configuration directory */
-	REQUIRE(cgf_policy_load_path(p, file, &d) == 0);  /* a file, again */
+	REQUIRE(cgf_policy_load_path(p, slash, CGF_TRUST_TYPE, &d) == 0); /* a configuration directory */
+	REQUIRE(cgf_policy_load_path(p, file, CGF_TRUST_TYPE, &d) == 0);  /* a file, again */
 
 	/* "-" reads standard input. */
 	saved = dup(STDIN_FILENO);
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	REQUIRE(saved >= 0 && fd >= 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO);
-	REQUIRE(cgf_policy_load_path(p, "-", &d) == 0);
+	REQUIRE(cgf_policy_load_path(p, "-", CGF_TRUST_TYPE, &d) == 0);
 	REQUIRE(dup2(saved, STDIN_FILENO) == STDIN_FILENO);
 	close(fd);
 	close(saved);

@@ -161,7 +161,7 @@ static int cmd_sync(int argc, char **argv) {
 
 	if (!p)
 		return 2;
-	cgf_policy_load_path(p, argv[1], &diags);
+	cgf_policy_load_path(p, argv[1], CGF_TRUST_TYPE, &diags);
 	if (cgf_policy_validate(p, &features, &diags) < 0 || diags.n_errors > 0) {
 		cgf_diags_render(&diags, stderr, 0);
 		cgf_diags_done(&diags);
