@@ -10,8 +10,9 @@
  *   no revision check), then lets the daemon's attach go on: the kernel
  *   must answer -ESTALE, and the daemon must read again, plan again and
  *   keep the other controller's program;
- * - with $CGF_BPF_FAIL_ATTACH=N the N-th attach (BPF_PROG_ATTACH or
- *   BPF_LINK_CREATE) fails with EBUSY without reaching the kernel, once:
+ * - with $CGF_BPF_FAIL_ATTACH=N the N-th attach of a program
+ *   (BPF_PROG_ATTACH or BPF_LINK_CREATE; the feature probe's attaches of
+ *   fd -1 do not count) fails with EBUSY without reaching the kernel, once:
  *   the daemon must try again later by itself;
  * - with $CGF_BPF_LOG it appends the name of every successful bpf(2)
  *   command that changes kernel state (loads, pins, attaches, detaches,
@@ -96,6 +97,16 @@ static void other_controller(syscall_fn sys, const struct cgbpf_attach_attr *the
 	sys(__NR_bpf, BPF_PROG_ATTACH, &attr, sizeof(attr));
 }
 
+/* An attach of a program: not the feature probe's attach of fd -1. */
+static int is_attach(long cmd, const void *attr)
+{
+	if (cmd == BPF_PROG_ATTACH)
+		return ((const struct cgbpf_attach_attr *)attr)->attach_bpf_fd != (uint32_t)-1;
+	if (cmd == BPF_LINK_CREATE)
+		return ((const union bpf_attr *)attr)->link_create.prog_fd != (uint32_t)-1;
+	return 0;
+}
+
 long syscall(long number, ...)
 {
 	syscall_fn sys = real_syscall();
@@ -116,7 +127,7 @@ long syscall(long number, ...)
 			other_controller(sys, attr);
 		}
 	}
-	if (number == __NR_bpf && (a[0] == BPF_PROG_ATTACH || a[0] == BPF_LINK_CREATE) &&
+	if (number == __NR_bpf && is_attach(a[0], (const void *)a[1]) &&
 	    getenv("CGF_BPF_FAIL_ATTACH") && ++attaches == atol(getenv("CGF_BPF_FAIL_ATTACH"))) {
 		errno = EBUSY;
 		return -1;
