@@ -87,6 +87,8 @@ int read_fd_full(int fd, size_t max, char **ret, size_t *ret_size);
 /* Replaces *ret with "<what>: <strerror(-r)>" (NULL when out of memory)
  * and returns r: for messages that name the object of a failed call. */
 int errno_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
+/* The same without errno's text, for a message that says all there is. */
+int plain_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
 
 /* strdup() for a buffer that is not NUL-terminated. */
 char *strndup_nul(const char *s, size_t n);

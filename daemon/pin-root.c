@@ -11,19 +11,6 @@
 #include "macro.h"
 #include "pin-root.h"
 
-/* A message without errno's text: it says all there is. */
-static int plain_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
-static int plain_message(char **ret, int r, const char *format, ...) {
-	va_list va;
-
-	free(*ret);
-	va_start(va, format);
-	if (vasprintf(ret, format, va) < 0)
-		*ret = NULL;
-	va_end(va);
-	return r;
-}
-
 void cgf_pin_root_done(struct cgf_pin_root *p) {
 	if (p->fd >= 0)
 		close(p->fd); /* releases the lock */

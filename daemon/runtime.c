@@ -12,19 +12,6 @@
 #include "macro.h"
 #include "runtime.h"
 
-/* A message without errno's text: it says all there is. */
-static int plain_message(char **ret, int r, const char *format, ...) _printf_(3, 4);
-static int plain_message(char **ret, int r, const char *format, ...) {
-	va_list va;
-
-	free(*ret);
-	va_start(va, format);
-	if (vasprintf(ret, format, va) < 0)
-		*ret = NULL;
-	va_end(va);
-	return r;
-}
-
 static int write_file(const char *name, const char *text) {
 	char path[256], tmp[256];
 	_cleanup_fclose_ FILE *f = NULL;

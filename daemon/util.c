@@ -133,3 +133,14 @@ int errno_message(char **ret, int r, const char *format, ...) {
 		*ret = NULL;
 	return r;
 }
+
+int plain_message(char **ret, int r, const char *format, ...) {
+	va_list va;
+
+	free(*ret);
+	va_start(va, format);
+	if (vasprintf(ret, format, va) < 0)
+		*ret = NULL;
+	va_end(va);
+	return r;
+}
