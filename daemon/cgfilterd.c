@@ -3,8 +3,11 @@
  * cgfilterd: keeps the kernel's cgroup-BPF network filters as the policy
  * says.  run() → manager_new() → the first reconcile → sd_event_loop():
  *
- *   - inotify on the cgroup directories the policy can reach: a new or
- *     removed cgroup triggers a reconcile (which reads the tree afresh);
+ *   - inotify on the cgroup directories the policy can reach: each batch
+ *     of events reconciles what it can affect (the new cgroups, their
+ *     ancestors and descendants, the tenant entries of removed ones);
+ *     lost events, reloads and a periodic safety net reconcile the whole
+ *     host;
  *   - SIGHUP rereads the policy: a valid one is reconciled, and if the
  *     kernel refuses it the previous one is reconciled again and stays in
  *     force; the outcome goes to /run/cgfilterd/reload, which
@@ -58,6 +61,8 @@ struct manager {
 	size_t skipped_said;          /* cgroups the last logged walk skipped */
 	sd_event_source *retry;       /* armed while the kernel differs from the policy in force */
 	uint64_t retry_delay;         /* µs until the next retry; doubles per failure */
+	sd_event_source *safety_net;  /* the periodic full reconcile */
+	uint64_t safety_net_interval; /* µs; 0: none */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -75,6 +80,7 @@ static struct manager *manager_free(struct manager *m) {
 	loaded_policy_done(&m->current);
 	sd_event_source_unref(m->watch_source);
 	sd_event_source_unref(m->retry);
+	sd_event_source_unref(m->safety_net);
 	cgf_watch_free(m->watch);
 	cgf_kernel_free(m->kernel);
 	sd_event_unref(m->event);
@@ -205,16 +211,21 @@ static void warn_skipped(struct manager *m, const struct cgf_cgroup_tree *tree) 
 			    tree->n_skipped, tree->skipped[0].path, strerror(-tree->skipped[0].error));
 }
 
+/* The safety net's period, in seconds: long enough that an idle host
+ * barely notices, short enough that a missed change does not linger. */
+#define FULL_RECONCILE_INTERVAL_DEFAULT 600
+
 #define RETRY_DELAY_FIRST (100 * 1000ULL)        /* µs */
 #define RETRY_DELAY_MAX (60 * 1000 * 1000ULL)
 
-static int reconcile(struct manager *m, const struct loaded_policy *lp, bool announce, char **ret_message);
+static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+		     bool announce, char **ret_message);
 
 static int on_retry(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata) {
 	struct manager *m = userdata;
 
 	log_info("reconciling again after a failure");
-	(void) reconcile(m, &m->current, false, NULL);
+	(void) reconcile(m, &m->current, NULL, false, NULL);
 	return 0;
 }
 
@@ -252,20 +263,62 @@ static void retry_later(struct manager *m, bool failed) {
 	m->retry_delay = m->retry_delay * 2 > RETRY_DELAY_MAX ? RETRY_DELAY_MAX : m->retry_delay * 2;
 }
 
-/* One reconcile of a policy; *ret_message (optional) says why it failed.
- * "announce": start-up or reload, when a missing cgroup is worth a
- * warning (not at every cgroup event). */
-static int reconcile(struct manager *m, const struct loaded_policy *lp, bool announce, char **ret_message) {
+/* Watches what a full reconcile's tree shows; returns the number of
+ * watches added (a directory watched only now may have gained children
+ * since the tree was read: the caller looks again). */
+static int watch_full(struct manager *m, const struct loaded_policy *lp, const struct cgf_cgroup_tree *tree) {
+	struct cgf_watch_failures failed;
+	int added;
+
+	added = cgf_watch_update(m->watch, tree, watch_wanted, (void *) lp, &failed);
+	if (added < 0)
+		log_warning("watching the cgroup tree, ignoring: %s", strerror(-added));
+	else if (failed.n > 0)
+		log_warning("cannot watch %u cgroup directories (the first: %s), ignoring: %s; "
+			    "cgroups created in them are seen at the next full reconcile",
+			    failed.n, failed.first_path, strerror(-failed.first_error));
+	return added;
+}
+
+/* The same for an event's partial tree: nothing outside it is forgotten.
+ * *ret_added: the directories watched only now, to read again. */
+static void watch_scope(struct manager *m, const struct loaded_policy *lp, const struct cgf_cgroup_tree *tree,
+			char ***ret_added, size_t *ret_n_added) {
+	struct cgf_watch_failures failed;
+	int r;
+
+	*ret_added = NULL;
+	*ret_n_added = 0;
+	r = cgf_watch_add_scope(m->watch, tree, watch_wanted, (void *) lp, &failed, ret_added, ret_n_added);
+	if (r < 0)
+		log_warning("watching new cgroups, ignoring: %s", strerror(-r));
+	else if (failed.n > 0)
+		log_warning("cannot watch %u new cgroup directories (the first: %s), ignoring: %s; "
+			    "cgroups created in them are seen at the next full reconcile",
+			    failed.n, failed.first_path, strerror(-failed.first_error));
+}
+
+/*
+ * One reconcile of a policy; *ret_message (optional) says why it failed.
+ * scope NULL: the whole host (start-up, reload, lost events, the safety
+ * net, a retry); else one batch of events.  "announce": start-up or
+ * reload, when a missing cgroup is worth a warning (not at every cgroup
+ * event).
+ */
+static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+		     bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
+	char **again = NULL;
+	size_t n_again = 0;
 	bool converged;
 	int r, added = 0;
 
-	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, true, &rc);
+	r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
 	if (rc.plan)
 		log_plan(&rc);
 	if (r < 0) {
-		log_error("reconcile failed after %zu of %zu actions: %s", rc.applied,
-			  rc.plan ? rc.plan->n_actions : 0, rc.error ?: strerror(-r));
+		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
+			  rc.applied, rc.plan ? rc.plan->n_actions : 0, rc.error ?: strerror(-r));
 		if (ret_message)
 			*ret_message = rc.error ? strdup(rc.error) : strdup(strerror(-r));
 	} else if (!rc.converged) {
@@ -275,36 +328,53 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, bool ann
 		if (cgf_plan_format(rc.leftover, &text) >= 0)
 			cgf_log_text(LOG_ERR, text);
 	} else if (rc.applied > 0 || rc.gc_removed > 0 || rc.stale > 0)
-		log_info("reconciled: %zu cgroups, %zu actions, %u stale retries, %d programs unpinned",
-			 rc.tree.n_paths, rc.applied, rc.stale, rc.gc_removed);
+		log_info("reconciled: %zu cgroups%s, %zu actions, %u stale retries, %d programs unpinned",
+			 rc.tree.n_paths, scope ? " of an event" : "", rc.applied, rc.stale, rc.gc_removed);
 	else if (!m->started && announce)
 		/* After a restart this is the adoption: say so. */
 		log_info("the kernel already matches the policy (%zu cgroups): adopted, nothing to do",
 			 rc.tree.n_paths);
 	else
-		log_debug("reconciled: %zu cgroups, no changes", rc.tree.n_paths);
+		log_debug("reconciled: %zu cgroups%s, no changes", rc.tree.n_paths, scope ? " of an event" : "");
 	if (r >= 0 && announce && rc.tree.paths)
 		warn_missing(lp, &rc.tree);
-	if (rc.tree.paths)
+	if (rc.tree.paths && !scope)
 		warn_skipped(m, &rc.tree);
+	else if (rc.tree.n_skipped > 0)
+		/* A tenant can make these at will: not worth a warning each. */
+		log_debug("the event's cgroup walk skipped %zu directories (the first: %s)", rc.tree.n_skipped,
+			  rc.tree.skipped[0].path);
 
-	/* Watch what the tree looks like now; a directory watched only now
-	 * may have gained children since the tree was read: look again. */
 	if (m->watch && rc.tree.paths) {
-		struct cgf_watch_failures failed;
-
-		added = cgf_watch_update(m->watch, &rc.tree, watch_wanted, (void *) lp, &failed);
-		if (added < 0)
-			log_warning("watching the cgroup tree, ignoring: %s", strerror(-added));
-		else if (failed.n > 0)
-			log_warning("cannot watch %u cgroup directories (the first: %s), ignoring: %s; "
-				    "cgroups created in them are seen at the next reconcile",
-				    failed.n, failed.first_path, strerror(-failed.first_error));
+		if (scope)
+			watch_scope(m, lp, &rc.tree, &again, &n_again);
+		else
+			added = watch_full(m, lp, &rc.tree);
 	}
 	converged = r >= 0 && rc.converged;
 	cgf_reconcile_done(&rc);
-	if (r >= 0 && added > 0)
-		return reconcile(m, lp, false, ret_message);
+	if (r >= 0 && added > 0) {
+		cgf_strv_free(again, n_again);
+		return reconcile(m, lp, NULL, false, ret_message);
+	}
+	if (r >= 0 && n_again > 0) {
+		/* Read what was created in them before their watches existed.
+		 * Each round goes one level deeper at least, and the walk
+		 * stops at CGF_CGROUP_TREE_DEPTH_MAX: it ends. */
+		struct cgf_reconcile_scope next = { .created = (const char *const *) again, .n_created = n_again };
+
+		r = reconcile(m, lp, &next, false, ret_message);
+		cgf_strv_free(again, n_again);
+		return r;
+	}
+	cgf_strv_free(again, n_again);
+	if (r < 0 && scope && lp == &m->current) {
+		/* An event's cgroups could not be reconciled on their own (a
+		 * tenant map full of entries of cgroups gone unseen, say): the
+		 * whole host once, which also removes those. */
+		log_info("reconciling the whole host instead");
+		return reconcile(m, lp, NULL, false, ret_message);
+	}
 	/* Only the policy in force is retried: a new one that fails is
 	 * refused, and the reload reconciles the old one again. */
 	if (lp == &m->current)
@@ -317,21 +387,51 @@ static void notify_status(struct manager *m, const char *what) {
 			  m->generation, m->watch ? cgf_watch_count(m->watch) : 0);
 }
 
+/*
+ * One batch of cgroup events, however many arrived since the last: the
+ * created cgroups and the watched ones that went away are reconciled on
+ * their own; lost events cost one full reconcile.
+ */
 static int on_cgroup_event(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_,
 			   void *userdata) {
 	struct manager *m = userdata;
-	bool changed, overflow;
+	struct cgf_watch_changes c;
 	int r;
 
-	r = cgf_watch_drain(m->watch, &changed, &overflow);
-	if (r < 0) {
-		log_error("reading cgroup events: %s", strerror(-r));
-		return 0;
+	r = cgf_watch_drain(m->watch, &c);
+	if (r < 0)
+		log_error("reading cgroup events: %s; reconciling the whole host", strerror(-r));
+	else if (c.overflow)
+		log_warning("cgroup events were lost or too many: reconciling the whole host");
+	if (r < 0 || c.overflow)
+		(void) reconcile(m, &m->current, NULL, false, NULL);
+	else if (!cgf_watch_changes_empty(&c)) {
+		struct cgf_reconcile_scope scope = {
+			.created = (const char *const *) c.created,
+			.n_created = c.n_created,
+			.removed = c.removed,
+			.n_removed = c.n_removed,
+		};
+
+		(void) reconcile(m, &m->current, &scope, false, NULL);
 	}
-	if (overflow)
-		log_warning("cgroup events were lost (inotify queue overflow): reading the whole tree again");
-	if (changed || overflow)
-		(void) reconcile(m, &m->current, false, NULL);
+	cgf_watch_changes_done(&c);
+	return 0;
+}
+
+/* The safety net: whatever no event told us (a watch that could not be
+ * added, another controller's change), a full reconcile finds. */
+static int on_safety_net(sd_event_source *s, uint64_t usec _unused_, void *userdata) {
+	struct manager *m = userdata;
+	int r;
+
+	log_debug("periodic full reconcile");
+	(void) reconcile(m, &m->current, NULL, false, NULL);
+	r = sd_event_source_set_time_relative(s, m->safety_net_interval);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_error("re-arming the periodic reconcile: %s", strerror(-r));
 	return 0;
 }
 
@@ -354,11 +454,11 @@ static int on_reload(sd_event_source *s _unused_, const struct signalfd_siginfo 
 		why = strdup(r == -EINVAL ? "the policy has errors (see the journal)" : strerror(-r));
 		goto refused;
 	}
-	r = reconcile(m, &next, true, &why);
+	r = reconcile(m, &next, NULL, true, &why);
 	if (r < 0) {
 		log_error("the kernel refused the new policy; restoring policy %u", m->generation);
 		loaded_policy_done(&next);
-		if (reconcile(m, &m->current, false, NULL) < 0)
+		if (reconcile(m, &m->current, NULL, false, NULL) < 0)
 			log_error("restoring policy %u failed too; the kernel holds a mix of both", m->generation);
 		goto refused;
 	}
@@ -442,6 +542,12 @@ static int manager_setup_loop(struct manager *m) {
 		r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		return r;
+	if (m->safety_net_interval > 0) {
+		r = sd_event_add_time_relative(m->event, &m->safety_net, CLOCK_MONOTONIC, m->safety_net_interval,
+					       m->safety_net_interval / 10, on_safety_net, m);
+		if (r < 0)
+			return r;
+	}
 	r = cgf_watch_new(cgf_kernel_cgroup_root_fd(m->kernel), &m->watch);
 	if (r < 0)
 		return r;
@@ -475,7 +581,7 @@ static int show_plan(struct manager *m) {
 }
 
 static void help(void) {
-	printf("Usage: cgfilterd [--once] [POLICY...]\n"
+	printf("Usage: cgfilterd [--once] [--full-reconcile-interval=SEC] [POLICY...]\n"
 	       "\n"
 	       "Apply the network-filter policy to the kernel's cgroup-BPF attachments and\n"
 	       "keep it applied: new cgroups get their filters as they appear, and SIGHUP\n"
@@ -485,20 +591,26 @@ static void help(void) {
 	       "  --once      Reconcile once and exit: 0 when the kernel matches the policy.\n"
 	       "              If another cgfilterd holds the lock, change nothing, print\n"
 	       "              the plan it would apply and exit 3.\n"
+	       "  --full-reconcile-interval=SEC\n"
+	       "              Reconcile the whole host every SEC seconds besides the events\n"
+	       "              (default 600; 0: only at start-up, reload and lost events).\n"
 	       "  -h --help   Show this help.\n"
 	       "\n"
 	       "See cgfilterd(8), cgfilterd.policy(5) and cgfilterctl(1).\n");
 }
 
 static int run(int argc, char *argv[]) {
-	enum { ARG_ONCE = 0x100 };
+	enum { ARG_ONCE = 0x100, ARG_FULL_INTERVAL };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "once", no_argument, NULL, ARG_ONCE },
+		{ "full-reconcile-interval", required_argument, NULL, ARG_FULL_INTERVAL },
 		{},
 	};
 	_cleanup_(manager_freep) struct manager *m = NULL;
+	unsigned long interval = FULL_RECONCILE_INTERVAL_DEFAULT;
 	bool once = false;
+	char *end;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
@@ -509,6 +621,16 @@ static int run(int argc, char *argv[]) {
 		case ARG_ONCE:
 			once = true;
 			break;
+		case ARG_FULL_INTERVAL:
+			errno = 0;
+			interval = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
+			    interval > 7 * 24 * 3600) {
+				log_error("--full-reconcile-interval: '%s' is not a number of seconds up to a week",
+					  optarg);
+				return -EINVAL;
+			}
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -518,6 +640,7 @@ static int run(int argc, char *argv[]) {
 		return r;
 	if (!cgf_kernel_can_apply(m->kernel))
 		return show_plan(m);
+	m->safety_net_interval = interval * 1000 * 1000ULL;
 	if (!once) {
 		r = manager_setup_loop(m);
 		if (r < 0) {
@@ -529,7 +652,7 @@ static int run(int argc, char *argv[]) {
 	if (r < 0)
 		return r;
 	m->generation = 1;
-	r = reconcile(m, &m->current, true, NULL);
+	r = reconcile(m, &m->current, NULL, true, NULL);
 	m->started = true;
 	if (once || r < 0)
 		return r;

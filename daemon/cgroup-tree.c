@@ -161,3 +161,170 @@ int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_
 int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
 	return cgf_cgroup_tree_read_with(root_fd, cgf_cgroup_id_of_fd, ret);
 }
+
+/* Tree order for a partial snapshot: the root first, then by path (a
+ * parent sorts before its children: it is a prefix of theirs). */
+static int compare_tree_path(const char *a, const char *b) {
+	if (streq(a, "."))
+		return streq(b, ".") ? 0 : -1;
+	if (streq(b, "."))
+		return 1;
+	return strcmp(a, b);
+}
+
+static int compare_tree_path_p(const void *a, const void *b) {
+	return compare_tree_path(*(const char *const *) a, *(const char *const *) b);
+}
+
+struct path_id {
+	char *path;
+	uint64_t id;
+};
+
+static int compare_path_id(const void *a, const void *b) {
+	return compare_tree_path(((const struct path_id *) a)->path, ((const struct path_id *) b)->path);
+}
+
+/* Is a (a cgroup path) b or an ancestor of b? */
+static bool covers(const char *a, const char *b) {
+	size_t n = strlen(a);
+
+	if (streq(a, "."))
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+/* Sorts t's paths (ids along) and drops duplicates. */
+static int sort_unique(struct cgf_cgroup_tree *t) {
+	_cleanup_free_ struct path_id *v = NULL;
+	size_t n = 0;
+
+	if (t->n_paths == 0)
+		return 0;
+	v = malloc(t->n_paths * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_paths; i++)
+		v[i] = (struct path_id) { t->paths[i], t->ids[i] };
+	qsort_safe(v, t->n_paths, sizeof(*v), compare_path_id);
+	for (size_t i = 0; i < t->n_paths; i++) {
+		if (n > 0 && streq(t->paths[n - 1], v[i].path)) {
+			free(v[i].path);
+			continue;
+		}
+		t->paths[n] = v[i].path;
+		t->ids[n++] = v[i].id;
+	}
+	t->n_paths = n;
+	return 0;
+}
+
+ssize_t cgf_cgroup_tree_find_sorted(const struct cgf_cgroup_tree *t, const char *path) {
+	size_t lo = 0, hi = t->n_paths;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = compare_tree_path(t->paths[mid], path);
+
+		if (c == 0)
+			return (ssize_t) mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/*
+ * One given cgroup: its ancestors one openat() at a time from the root
+ * (O_NOFOLLOW: cgroupfs has no symlinks, and a path never leaves it),
+ * then its subtree.  A component that is gone ends it quietly.
+ */
+static int read_one(struct cgf_cgroup_tree *t, int root_fd, const char *path, cgf_cgroup_id_func id_of) {
+	_cleanup_free_ char *copy = strdup(path), *prefix = NULL;
+	_cleanup_close_ int dir = -EBADF;
+	unsigned depth = 0;
+	size_t len = 0;
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	if (strlen(path) > CGF_CGROUP_TREE_PATH_MAX)
+		return skip(t, path, -ENAMETOOLONG);
+	prefix = calloc(1, strlen(path) + 1);
+	if (!prefix)
+		return -ENOMEM;
+	dir = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int fd, r;
+
+		if (streq(c, ".") || streq(c, ".."))
+			return -EINVAL;
+		if (++depth > CGF_CGROUP_TREE_DEPTH_MAX)
+			return skip(t, path, -ELOOP);
+		if (len > 0)
+			prefix[len++] = '/';
+		strcpy(prefix + len, c);
+		len += strlen(c);
+		fd = openat(dir, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return errno == ENOENT || errno == ENODEV || errno == ENOTDIR ? 0
+			       : errno == ENOMEM ? -ENOMEM : skip(t, prefix, -errno);
+		close(dir);
+		dir = fd;
+		r = add_path(t, prefix, dir, id_of);
+		if (r == -ENOENT || r == -ESTALE)
+			return 0; /* removed meanwhile */
+		if (r < 0)
+			return r;
+	}
+	if (depth == 0)
+		return 0; /* the root: it is there already, and not walked */
+	/* walk() owns the fd it is given. */
+	return walk(t, TAKE_FD(dir), t->paths[t->n_paths - 1], depth, id_of);
+}
+
+int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_paths, cgf_cgroup_id_func id_of,
+			       struct cgf_cgroup_tree *ret) {
+	_cleanup_free_ const char **sorted = NULL;
+	struct cgf_cgroup_tree t = {};
+	int fd, r;
+
+	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = add_path(&t, ".", fd, id_of);
+	close(fd);
+	if (r < 0)
+		goto fail;
+	if (n_paths > 0) {
+		sorted = malloc(n_paths * sizeof(*sorted));
+		r = -ENOMEM;
+		if (!sorted)
+			goto fail;
+		memcpy(sorted, paths, n_paths * sizeof(*sorted));
+		qsort_safe(sorted, n_paths, sizeof(*sorted), compare_tree_path_p);
+	}
+	for (size_t i = 0, last = SIZE_MAX; i < n_paths; i++) {
+		/* Below one walked already: its subtree has it. */
+		if (last != SIZE_MAX && covers(sorted[last], sorted[i]))
+			continue;
+		if (streq(sorted[i], ".") || streq(sorted[i], ""))
+			continue; /* the root alone: no walk of the whole host here */
+		r = read_one(&t, root_fd, sorted[i], id_of);
+		if (r < 0)
+			goto fail;
+		last = i;
+	}
+	r = sort_unique(&t);
+	if (r < 0)
+		goto fail;
+	*ret = t;
+	return 0;
+fail:
+	cgf_cgroup_tree_done(&t);
+	return r;
+}

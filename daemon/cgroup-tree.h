@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CGF_CGROUP_TREE_DEPTH_MAX 64
 /* Room for "/proc/self/fd/N/" before it: inotify takes a path. */
@@ -65,3 +66,19 @@ int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret);
  * directories, which have no cgroup ids. */
 int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret);
 void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t);
+
+/*
+ * A partial snapshot for one event: the given cgroups, every ancestor of
+ * them (the planner needs the lists above a cgroup: a `none` or an
+ * override up there decides what the kernel takes below), and everything
+ * below them, with the limits of the full walk (depths and path lengths
+ * count from the root).  Paths are sorted, the root "." first, each once.
+ * A given cgroup that does not exist (any more) is not an error: it is
+ * just not there.  Its cost follows the cgroups asked about, not the
+ * host: no directory beside them is read.
+ */
+int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_paths, cgf_cgroup_id_func id_of,
+			       struct cgf_cgroup_tree *ret);
+
+/* Index of path in a tree sorted by cgf_cgroup_tree_read_scope(), or -1. */
+ssize_t cgf_cgroup_tree_find_sorted(const struct cgf_cgroup_tree *t, const char *path);

@@ -27,11 +27,19 @@ struct watch {
 	bool seen; /* in the last tree */
 };
 
+/* wd → path, for events: sorted by wd, the path owned by its watch. */
+struct wd_entry {
+	int wd;
+	const char *path;
+};
+
 struct cgf_watch {
 	int fd;
 	int root_fd;
-	struct watch *watches; /* sorted by path between updates */
+	struct watch *watches; /* sorted by path, except inside cgf_watch_update() */
 	size_t n_watches;
+	struct wd_entry *by_wd;
+	size_t n_by_wd;
 };
 
 struct cgf_watch *cgf_watch_free(struct cgf_watch *w) {
@@ -40,10 +48,23 @@ struct cgf_watch *cgf_watch_free(struct cgf_watch *w) {
 	for (size_t i = 0; i < w->n_watches; i++)
 		free(w->watches[i].path);
 	free(w->watches);
+	free(w->by_wd);
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w);
 	return NULL;
+}
+
+void cgf_strv_free(char **v, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void cgf_watch_changes_done(struct cgf_watch_changes *c) {
+	cgf_strv_free(c->created, c->n_created);
+	free(c->removed);
+	*c = (struct cgf_watch_changes) {};
 }
 
 int cgf_watch_new(int cgroup_root_fd, struct cgf_watch **ret) {
@@ -71,6 +92,53 @@ unsigned cgf_watch_count(const struct cgf_watch *w) {
 	return (unsigned) w->n_watches;
 }
 
+/* The first index of by_wd whose wd is not below wd. */
+static size_t wd_lower_bound(const struct cgf_watch *w, int wd) {
+	size_t lo = 0, hi = w->n_by_wd;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->by_wd[mid].wd < wd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const char *wd_path(const struct cgf_watch *w, int wd) {
+	size_t i = wd_lower_bound(w, wd);
+
+	return i < w->n_by_wd && w->by_wd[i].wd == wd ? w->by_wd[i].path : NULL;
+}
+
+static int wd_insert(struct cgf_watch *w, int wd, const char *path) {
+	size_t i = wd_lower_bound(w, wd);
+
+	if (i < w->n_by_wd && w->by_wd[i].wd == wd) {
+		/* inotify gives one wd per inode: a second add of the same
+		 * directory (two paths cannot name it in cgroupfs) */
+		w->by_wd[i].path = path;
+		return 0;
+	}
+	if (!array_append((void **) &w->by_wd, w->n_by_wd, sizeof(*w->by_wd)))
+		return -ENOMEM;
+	memmove(&w->by_wd[i + 1], &w->by_wd[i], (w->n_by_wd - i) * sizeof(*w->by_wd));
+	w->by_wd[i] = (struct wd_entry) { wd, path };
+	w->n_by_wd++;
+	return 0;
+}
+
+static void wd_remove(struct cgf_watch *w, int wd) {
+	size_t i = wd_lower_bound(w, wd);
+
+	if (i >= w->n_by_wd || w->by_wd[i].wd != wd)
+		return;
+	memmove(&w->by_wd[i], &w->by_wd[i + 1], (w->n_by_wd - i - 1) * sizeof(*w->by_wd));
+	w->n_by_wd--;
+}
+
 static int compare_path(const void *a, const void *b) {
 	return strcmp(((const struct watch *) a)->path, ((const struct watch *) b)->path);
 }
@@ -82,9 +150,12 @@ static struct watch *find_path(struct cgf_watch *w, size_t n, const char *path) 
 	return n > 0 ? bsearch(&key, w->watches, n, sizeof(*w->watches), compare_path) : NULL;
 }
 
+/* Keeps the order: the watches stay sorted by path. */
 static void forget(struct cgf_watch *w, size_t i) {
+	wd_remove(w, w->watches[i].wd);
 	free(w->watches[i].path);
-	w->watches[i] = w->watches[--w->n_watches];
+	memmove(&w->watches[i], &w->watches[i + 1], (w->n_watches - i - 1) * sizeof(*w->watches));
+	w->n_watches--;
 }
 
 /* inotify wants a path; the cgroup root is reached through /proc/self/fd
@@ -100,30 +171,53 @@ static int add_watch(struct cgf_watch *w, const char *path) {
 	return n < 0 ? -errno : n;
 }
 
-/* Watches the directory at tree index i: a new entry, or (x set) the
- * entry of a directory that was re-created under the same name.  Returns
- * 1 when a watch was added, 0 when the directory is gone, or -errno. */
-static int watch_directory(struct cgf_watch *w, const struct cgf_cgroup_tree *tree, size_t i, struct watch *x) {
+/* Watches the directory at tree index i: a new entry at index "at" of
+ * the watches (SIZE_MAX: appended), or (x set) the entry of a directory
+ * that was re-created under the same name.  Returns 1 when a watch was
+ * added, 0 when the directory is gone, or -errno. */
+static int watch_directory(struct cgf_watch *w, const struct cgf_cgroup_tree *tree, size_t i, struct watch *x,
+			   size_t at) {
 	int wd = add_watch(w, tree->paths[i]);
+	char *path;
 
 	if (wd == -ENOENT || wd == -ENODEV)
 		return 0; /* gone since the snapshot: its parent's event says so */
 	if (wd < 0)
 		return wd;
+	if (wd_path(w, wd) && !streq(wd_path(w, wd), tree->paths[i])) {
+		/* A renamed cgroup (cgroup2 renames within a parent): inotify
+		 * gave its watch again.  The entry of its old name must not
+		 * remove it any more; it goes at the next full update. */
+		for (size_t j = 0; j < w->n_watches; j++)
+			if (w->watches[j].wd == wd)
+				w->watches[j].wd = -1;
+		wd_remove(w, wd);
+	}
 	if (x) {
 		/* The old inode's watch ended with it (its IN_IGNORED may still
 		 * be queued: drain() looks watches up by wd, so it finds none). */
+		wd_remove(w, x->wd);
 		x->wd = wd;
 		x->id = tree->ids[i];
+		x->seen = true;
+		if (wd_insert(w, wd, x->path) < 0)
+			goto fail;
 		return 1;
 	}
-	x = array_append((void **) &w->watches, w->n_watches, sizeof(*w->watches));
-	if (!x)
+	path = strdup(tree->paths[i]);
+	if (!path || !array_append((void **) &w->watches, w->n_watches, sizeof(*w->watches))) {
+		free(path);
 		goto fail;
-	*x = (struct watch) { .wd = wd, .id = tree->ids[i], .path = strdup(tree->paths[i]), .seen = true };
-	if (!x->path)
-		goto fail;
+	}
+	if (at == SIZE_MAX || at > w->n_watches)
+		at = w->n_watches;
+	memmove(&w->watches[at + 1], &w->watches[at], (w->n_watches - at) * sizeof(*w->watches));
+	w->watches[at] = (struct watch) { .wd = wd, .id = tree->ids[i], .path = path, .seen = true };
 	w->n_watches++;
+	if (wd_insert(w, wd, path) < 0) {
+		forget(w, at);
+		goto fail;
+	}
 	return 1;
 fail:
 	(void) inotify_rm_watch(w->fd, wd);
@@ -153,7 +247,7 @@ int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 			if (x->id == tree->ids[i])
 				continue;
 		}
-		r = watch_directory(w, tree, i, x);
+		r = watch_directory(w, tree, i, x, SIZE_MAX);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0) {
@@ -181,32 +275,140 @@ int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 	return added;
 }
 
-static int compare_int(const void *a, const void *b) {
-	int x = *(const int *) a, y = *(const int *) b;
+/* The first index of the (sorted) watches whose path is not below path. */
+static size_t path_lower_bound(const struct cgf_watch *w, const char *path) {
+	size_t lo = 0, hi = w->n_watches;
 
-	return (x > y) - (x < y);
-}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-/* Forgets the watches the kernel ended (their directory was removed):
- * their wd means nothing any more. */
-static void forget_ended(struct cgf_watch *w, int *wds, size_t n_wds) {
-	if (n_wds == 0)
-		return;
-	qsort_safe(wds, n_wds, sizeof(*wds), compare_int);
-	for (size_t i = 0; i < w->n_watches;)
-		if (bsearch(&w->watches[i].wd, wds, n_wds, sizeof(*wds), compare_int))
-			forget(w, i);
+		if (strcmp(w->watches[mid].path, path) < 0)
+			lo = mid + 1;
 		else
-			i++;
-	qsort_safe(w->watches, w->n_watches, sizeof(*w->watches), compare_path);
+			hi = mid;
+	}
+	return lo;
 }
 
-int cgf_watch_drain(struct cgf_watch *w, bool *ret_changed, bool *ret_overflow) {
-	_Alignas(struct inotify_event) char buf[16384];
-	_cleanup_free_ int *ended = NULL;
-	size_t n_ended = 0;
-	bool changed = false, overflow = false;
+int cgf_watch_add_scope(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
+			bool (*wanted)(const char *path, void *userdata), void *userdata,
+			struct cgf_watch_failures *ret_failures, char ***ret_added, size_t *ret_n_added) {
+	struct cgf_watch_failures failures = {};
+	char **added_paths = NULL;
+	size_t n_added_paths = 0;
+	int added = 0, r = 0;
 
+	for (size_t i = 0; i < tree->n_paths; i++) {
+		size_t at;
+		struct watch *x;
+
+		if (!wanted(tree->paths[i], userdata))
+			continue;
+		at = path_lower_bound(w, tree->paths[i]);
+		x = at < w->n_watches && streq(w->watches[at].path, tree->paths[i]) ? &w->watches[at] : NULL;
+		if (x && x->id == tree->ids[i])
+			continue;
+		r = watch_directory(w, tree, i, x, at);
+		if (r == -ENOMEM)
+			goto fail;
+		if (r < 0) {
+			if (failures.n++ == 0) {
+				failures.first_error = r;
+				failures.first_path = tree->paths[i];
+			}
+			r = 0;
+			continue;
+		}
+		added += r;
+		if (r > 0 && ret_added) {
+			char **slot = array_append((void **) &added_paths, n_added_paths, sizeof(*added_paths));
+
+			r = -ENOMEM;
+			if (!slot || !(*slot = strdup(tree->paths[i])))
+				goto fail;
+			n_added_paths++;
+		}
+	}
+	if (ret_failures)
+		*ret_failures = failures;
+	if (ret_added) {
+		*ret_added = added_paths;
+		*ret_n_added = n_added_paths;
+	}
+	return added;
+fail:
+	cgf_strv_free(added_paths, n_added_paths);
+	return r;
+}
+
+/* The path of a directory an event names: "name" in the watched wd. */
+static char *event_path(const struct cgf_watch *w, const struct inotify_event *e) {
+	const char *dir = wd_path(w, e->wd);
+	char *p;
+
+	if (!dir || e->len == 0 || e->name[0] == '\0')
+		return NULL;
+	if (streq(dir, "."))
+		return strdup(e->name);
+	return asprintf(&p, "%s/%s", dir, e->name) < 0 ? NULL : p;
+}
+
+static int note_created(const struct cgf_watch *w, const struct inotify_event *e, struct cgf_watch_changes *c) {
+	char **slot, *p;
+
+	if (c->overflow)
+		return 0;
+	if (!wd_path(w, e->wd))
+		return 0; /* a watch we ended: its events are stale */
+	if (c->n_created >= CGF_WATCH_CHANGES_MAX) {
+		c->overflow = true;
+		return 0;
+	}
+	p = event_path(w, e);
+	if (!p)
+		return -ENOMEM;
+	slot = array_append((void **) &c->created, c->n_created, sizeof(*c->created));
+	if (!slot) {
+		free(p);
+		return -ENOMEM;
+	}
+	*slot = p;
+	c->n_created++;
+	return 0;
+}
+
+/* A watch the kernel ended (IN_IGNORED): its directory is gone.  Its
+ * cgroup id is what the caller can still clean up by; the watch goes. */
+static int note_ended(struct cgf_watch *w, int wd, struct cgf_watch_changes *c) {
+	const char *path = wd_path(w, wd);
+	size_t i;
+
+	if (!path)
+		return 0; /* ended by us (no longer wanted, or re-watched) */
+	i = path_lower_bound(w, path);
+	if (i >= w->n_watches || w->watches[i].wd != wd)
+		return 0;
+	if (!c->overflow) {
+		if (c->n_removed >= CGF_WATCH_CHANGES_MAX)
+			c->overflow = true;
+		else {
+			uint64_t *slot = array_append((void **) &c->removed, c->n_removed, sizeof(*c->removed));
+
+			if (!slot)
+				return -ENOMEM;
+			*slot = w->watches[i].id;
+			c->n_removed++;
+		}
+	}
+	forget(w, i);
+	return 0;
+}
+
+int cgf_watch_drain(struct cgf_watch *w, struct cgf_watch_changes *ret) {
+	_Alignas(struct inotify_event) char buf[16384];
+	int r;
+
+	*ret = (struct cgf_watch_changes) {};
 	for (;;) {
 		ssize_t n = read(w->fd, buf, sizeof(buf));
 
@@ -220,26 +422,20 @@ int cgf_watch_drain(struct cgf_watch *w, bool *ret_changed, bool *ret_overflow) 
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *e = (const struct inotify_event *) p;
 
+			r = 0;
 			if (e->mask & IN_Q_OVERFLOW)
-				overflow = true;
-			if (e->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
-				changed = true;
-			if (e->mask & IN_IGNORED) {
-				int *slot = array_append((void **) &ended, n_ended, sizeof(*ended));
-
-				if (!slot)
-					return -ENOMEM;
-				*slot = e->wd;
-				n_ended++;
-				/* A watched directory went away: its parent may be
-				 * unwatched, so this may be the only event for it. */
-				changed = true;
-			}
+				ret->overflow = true;
+			else if ((e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR))
+				r = note_created(w, e, ret);
+			else if (e->mask & IN_IGNORED)
+				r = note_ended(w, e->wd, ret);
+			/* IN_DELETE / IN_MOVED_FROM: a watched directory's own
+			 * IN_IGNORED says it (with its id); an unwatched one
+			 * took its lists with it, and nothing of ours names it. */
+			if (r < 0)
+				return r;
 			p += sizeof(*e) + e->len;
 		}
 	}
-	forget_ended(w, ended, n_ended);
-	*ret_changed = changed || overflow;
-	*ret_overflow = overflow;
 	return 0;
 }

@@ -51,6 +51,28 @@ static int read_map(int fd, enum cgf_rmap m, struct cgf_map_entry **entries, siz
 	}
 }
 
+/* The tenant entries of a partial sync's scope: one lookup each, so
+ * that an event's sync costs what its cgroups cost, not what the map
+ * holds. */
+static int read_tenants_scope(int fd, const uint64_t *ids, size_t n_ids, struct cgf_map_entry **entries,
+			      size_t *n) {
+	for (size_t i = 0; i < n_ids; i++) {
+		struct cgf_map_entry *e = array_append((void **) entries, *n, sizeof(**entries));
+
+		if (!e)
+			return -ENOMEM;
+		e->map = CGF_RMAP_TENANTS;
+		memcpy(e->key, &ids[i], sizeof(ids[i]));
+		if (bpf_map_lookup_elem(fd, e->key, e->value) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 /* An RCU grace period: every program run that began before has ended,
  * so nothing still reads the rule sets that are about to be deleted.
  * MEMBARRIER_CMD_GLOBAL is synchronize_rcu() on more than one CPU (and
@@ -88,7 +110,10 @@ int cgf_filter_maps_sync_want(const struct cgf_filter_maps_want *want,
 		fds[m] = map_fd(cgf_rmap_name(m), userdata);
 		if (fds[m] < 0)
 			return fds[m];
-		r = read_map(fds[m], m, &cur, &n_cur);
+		if (want->partial && m == CGF_RMAP_TENANTS)
+			r = read_tenants_scope(fds[m], want->scope_ids, want->n_scope_ids, &cur, &n_cur);
+		else
+			r = read_map(fds[m], m, &cur, &n_cur);
 		if (r < 0)
 			return r;
 	}

@@ -624,6 +624,7 @@ int cgf_ruleset_encode(const struct cgf_filter *f, struct cgf_map_entry **ret, s
 
 /* A rule set: wanted (id 0 until assigned) or found in the maps. */
 struct rset {
+	const struct cgf_filter *filter; /* wanted: the first filter it was encoded from */
 	uint32_t id;
 	struct cgf_map_entry *e; /* rule set id zeroed, sorted */
 	size_t n;
@@ -717,6 +718,12 @@ static int plan_want_filter(struct plan *p, const struct cgf_filter *f, size_t *
 	size_t n;
 	int r;
 
+	/* Thousands of tenants name a handful of filters: encode each once. */
+	for (size_t k = 0; k < p->n_want; k++)
+		if (p->want[k].filter == f) {
+			*ret = k;
+			return 0;
+		}
 	r = cgf_ruleset_encode(f, &e, &n);
 	if (r < 0)
 		return r;
@@ -728,6 +735,7 @@ static int plan_want_filter(struct plan *p, const struct cgf_filter *f, size_t *
 	s = array_append((void **) &p->want, p->n_want, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->filter = f;
 	s->e = TAKE_PTR(e);
 	s->n = n;
 	p->n_want++;
@@ -772,25 +780,55 @@ static int tenant_want_compare(const void *a, const void *b) {
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* tw sorted by id (after plan_build's merge). */
 static struct tenant_want *tenant_find(struct tenant_want *t, size_t n, uint64_t id) {
-	for (size_t i = 0; i < n; i++)
-		if (t[i].id == id)
-			return &t[i];
-	return NULL;
+	struct tenant_want key = { .id = id };
+
+	return n > 0 ? bsearch(&key, t, n, sizeof(*t), tenant_want_compare) : NULL;
 }
 
-static const struct cgf_map_entry *current_find(const struct cgf_map_entry *cur, size_t n_cur,
-						const struct cgf_map_entry *e) {
+/* The maps' entries, sorted by map and key for lookups: with thousands
+ * of tenants a scan per entry would make a sync quadratic. */
+struct cur_index {
+	const struct cgf_map_entry **v;
+	size_t n;
+};
+
+static int cur_ptr_compare(const void *a, const void *b) {
+	const struct cgf_map_entry *x = *(const struct cgf_map_entry *const *) a;
+	const struct cgf_map_entry *y = *(const struct cgf_map_entry *const *) b;
+
+	if (x->map != y->map)
+		return x->map < y->map ? -1 : 1;
+	return memcmp(x->key, y->key, sizeof(x->key));
+}
+
+static int cur_index_build(struct cur_index *ix, const struct cgf_map_entry *cur, size_t n_cur) {
+	*ix = (struct cur_index) {};
+	if (n_cur == 0)
+		return 0;
+	ix->v = malloc(n_cur * sizeof(*ix->v));
+	if (!ix->v)
+		return -ENOMEM;
 	for (size_t i = 0; i < n_cur; i++)
-		if (cur[i].map == e->map && memcmp(cur[i].key, e->key, sizeof(e->key)) == 0)
-			return &cur[i];
-	return NULL;
+		ix->v[i] = &cur[i];
+	ix->n = n_cur;
+	qsort_safe(ix->v, ix->n, sizeof(*ix->v), cur_ptr_compare);
+	return 0;
+}
+
+static const struct cgf_map_entry *current_find(const struct cur_index *ix, const struct cgf_map_entry *e) {
+	const struct cgf_map_entry *const *hit;
+
+	if (ix->n == 0)
+		return NULL;
+	hit = bsearch(&e, ix->v, ix->n, sizeof(*ix->v), cur_ptr_compare);
+	return hit ? *hit : NULL;
 }
 
 /* UPDATE e unless the maps hold exactly it. */
-static int plan_update_if_changed(struct plan *p, const struct cgf_map_entry *cur, size_t n_cur,
-				  const struct cgf_map_entry *e) {
-	const struct cgf_map_entry *c = current_find(cur, n_cur, e);
+static int plan_update_if_changed(struct plan *p, const struct cur_index *ix, const struct cgf_map_entry *e) {
+	const struct cgf_map_entry *c = current_find(ix, e);
 
 	if (c && memcmp(c->value, e->value, sizeof(e->value)) == 0)
 		return 0;
@@ -805,10 +843,82 @@ static struct cgf_map_entry tenant_entry(const struct tenant_want *t) {
 	return e;
 }
 
+static int tenant_append(struct tenant_want **tw, size_t *n_tw, uint64_t id, uint32_t flags) {
+	struct tenant_want *t = array_append((void **) tw, *n_tw, sizeof(**tw));
+
+	if (!t)
+		return -ENOMEM;
+	t->id = id;
+	t->v.flags = flags;
+	(*n_tw)++;
+	return 0;
+}
+
+/* The config value: the host's rule set, the levels of the hosts (in a
+ * partial sync also those the maps name already: another event's hosts
+ * are not in this want, and their children must stay found). */
+static int plan_config(const struct cgf_filter_maps_want *want, const struct cur_index *ix, uint32_t host_set_id,
+		       struct cgf_rules_config *ret) {
+	struct cgf_rules_config cfg = {}, old = {};
+	struct cgf_map_entry key = { .map = CGF_RMAP_CONFIG };
+	const struct cgf_map_entry *c;
+	size_t n_levels;
+	uint32_t levels[CGF_TENANT_LEVELS_MAX * 2];
+
+	cfg.ruleset = host_set_id;
+	cfg.flags = want->fail_closed_unknown_children ? CGF_CONFIG_FAIL_CLOSED : 0;
+	n_levels = 0;
+	if (want->partial && (c = current_find(ix, &key))) {
+		memcpy(&old, c->value, sizeof(old));
+		for (uint32_t k = 0; k < old.n_levels && k < CGF_TENANT_LEVELS_MAX; k++)
+			levels[n_levels++] = old.levels[k];
+	}
+	for (size_t i = 0; i < want->n_hosts; i++) {
+		uint32_t l = want->hosts[i].level, k;
+
+		for (k = 0; k < n_levels && levels[k] != l; k++)
+			;
+		if (k < n_levels)
+			continue;
+		if (n_levels >= CGF_TENANT_LEVELS_MAX)
+			return -E2BIG;
+		levels[n_levels++] = l;
+	}
+	/* Sorted, so that the same hosts give the same bytes. */
+	for (size_t i = 0; i < n_levels; i++) {
+		uint32_t l = levels[i], k;
+
+		for (k = cfg.n_levels; k > 0 && cfg.levels[k - 1] > l; k--)
+			cfg.levels[k] = cfg.levels[k - 1];
+		cfg.levels[k] = l;
+		cfg.n_levels++;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+static bool in_scope(const struct cgf_filter_maps_want *want, uint64_t id) {
+	size_t lo = 0, hi = want->n_scope_ids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (want->scope_ids[mid] == id)
+			return true;
+		if (want->scope_ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 		      const struct cgf_map_entry *cur, size_t n_cur) {
 	_cleanup_free_ struct tenant_want *tw = NULL;
 	_cleanup_free_ size_t *binding_sets = NULL;
+	_cleanup_free_ const struct cgf_map_entry **ix_v = NULL;
+	struct cur_index ix;
 	struct cgf_rules_config cfg = {};
 	struct cgf_map_entry e;
 	size_t host_set, n_tw = 0, n_binding_sets = 0;
@@ -820,6 +930,10 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 	r = plan_read_current(p, cur, n_cur);
 	if (r < 0)
 		return r;
+	r = cur_index_build(&ix, cur, n_cur);
+	if (r < 0)
+		return r;
+	ix_v = ix.v;
 
 	/* Rule sets: the host's, then the tenants'. */
 	r = plan_want_filter(p, want->filter, &host_set);
@@ -847,64 +961,61 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 	}
 	plan_assign_ids(p);
 
-	/* config: the host's rule set, the levels of the hosts. */
-	cfg.ruleset = p->want[host_set].id;
-	cfg.flags = want->fail_closed_unknown_children ? CGF_CONFIG_FAIL_CLOSED : 0;
+	r = plan_config(want, &ix, p->want[host_set].id, &cfg);
+	if (r < 0)
+		return r;
+
+	/* tenants: hosts and children, sorted by id, one entry per cgroup
+	 * (a child of one host can be a host itself). */
 	for (size_t i = 0; i < want->n_hosts; i++) {
-		uint32_t l = want->hosts[i].level, k;
-
-		for (k = 0; k < cfg.n_levels && cfg.levels[k] != l; k++)
-			;
-		if (k < cfg.n_levels)
-			continue;
-		if (cfg.n_levels >= CGF_TENANT_LEVELS_MAX)
-			return -E2BIG;
-		/* Sorted, so that the same hosts give the same bytes. */
-		for (k = cfg.n_levels; k > 0 && cfg.levels[k - 1] > l; k--)
-			cfg.levels[k] = cfg.levels[k - 1];
-		cfg.levels[k] = l;
-		cfg.n_levels++;
-	}
-
-	/* tenants: hosts and children. */
-	for (size_t i = 0; i < want->n_hosts; i++) {
-		struct tenant_want *t = tenant_find(tw, n_tw, want->hosts[i].cgroup_id);
-
-		if (!t) {
-			t = array_append((void **) &tw, n_tw, sizeof(*t));
-			if (!t)
-				return -ENOMEM;
-			t->id = want->hosts[i].cgroup_id;
-			n_tw++;
-		}
-		t->v.flags |= CGF_TENANT_HOST;
+		r = tenant_append(&tw, &n_tw, want->hosts[i].cgroup_id, CGF_TENANT_HOST);
+		if (r < 0)
+			return r;
 	}
 	for (size_t i = 0, s = 0; i < want->n_bindings; i++) {
 		const struct cgf_tenant_binding *b = &want->bindings[i];
-		struct tenant_want *t = tenant_find(tw, n_tw, b->cgroup_id);
+		struct tenant_want *t;
 		bool level_ok = false;
 
 		for (size_t k = 0; k < cfg.n_levels; k++)
 			level_ok = level_ok || cfg.levels[k] + 1 == b->level;
 		if (!level_ok)
 			return -EINVAL;
-		if (t && (t->v.flags & CGF_TENANT_CHILD))
-			return -EINVAL;
-		if (!t) {
-			t = array_append((void **) &tw, n_tw, sizeof(*t));
-			if (!t)
-				return -ENOMEM;
-			t->id = b->cgroup_id;
-			n_tw++;
-		}
-		t->v.flags |= CGF_TENANT_CHILD;
+		r = tenant_append(&tw, &n_tw, b->cgroup_id, CGF_TENANT_CHILD);
+		if (r < 0)
+			return r;
+		t = &tw[n_tw - 1];
 		t->v.n_rulesets = (uint32_t) b->n_filters;
 		for (size_t j = 0; j < b->n_filters; j++, s++)
 			t->v.ruleset[j] = p->want[binding_sets[s]].id;
 	}
 	qsort_safe(tw, n_tw, sizeof(*tw), tenant_want_compare);
+	{
+		size_t n = 0;
 
-	/* Room: new rule sets are written before the old ones leave. */
+		for (size_t i = 0; i < n_tw; i++) {
+			if (n > 0 && tw[n - 1].id == tw[i].id) {
+				if (tw[n - 1].v.flags & tw[i].v.flags & CGF_TENANT_CHILD)
+					return -EINVAL; /* a child bound twice */
+				if (tw[i].v.flags & CGF_TENANT_CHILD) {
+					tw[n - 1].v.n_rulesets = tw[i].v.n_rulesets;
+					memcpy(tw[n - 1].v.ruleset, tw[i].v.ruleset, sizeof(tw[i].v.ruleset));
+				}
+				tw[n - 1].v.flags |= tw[i].v.flags;
+				continue;
+			}
+			tw[n++] = tw[i];
+		}
+		n_tw = n;
+	}
+	if (want->partial)
+		for (size_t i = 0; i < n_tw; i++)
+			if (!in_scope(want, tw[i].id))
+				return -EINVAL; /* a partial want speaks only for its scope */
+
+	/* Room: new rule sets are written before the old ones leave.  A
+	 * partial sync does not know every tenant entry: the kernel's
+	 * -E2BIG says when that map is full. */
 	for (size_t i = 0; i < n_cur; i++)
 		room[cur[i].map]++;
 	for (size_t k = 0; k < p->n_want; k++)
@@ -912,11 +1023,12 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 			room[p->want[k].e[i].map]++;
 	for (size_t i = 0; i < n_tw; i++) {
 		e = tenant_entry(&tw[i]);
-		if (!current_find(cur, n_cur, &e))
+		if (!current_find(&ix, &e))
 			room[CGF_RMAP_TENANTS]++;
 	}
 	for (size_t m = 0; m < _CGF_RMAP_MAX; m++)
-		if (m != CGF_RMAP_CONFIG && room[m] > rmap_table[m].max_entries)
+		if (m != CGF_RMAP_CONFIG && !(want->partial && m == CGF_RMAP_TENANTS) &&
+		    room[m] > rmap_table[m].max_entries)
 			return -E2BIG;
 
 	/* 1. New rule sets, whole, under ids nothing names yet. */
@@ -937,18 +1049,19 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 			if (child != (pass == 0))
 				continue;
 			e = tenant_entry(&tw[i]);
-			r = plan_update_if_changed(p, cur, n_cur, &e);
+			r = plan_update_if_changed(p, &ix, &e);
 			if (r < 0)
 				return r;
 		}
 	/* 3. The host's rule set and the levels: one value. */
 	e = (struct cgf_map_entry) { .map = CGF_RMAP_CONFIG };
 	memcpy(e.value, &cfg, sizeof(cfg));
-	r = plan_update_if_changed(p, cur, n_cur, &e);
+	r = plan_update_if_changed(p, &ix, &e);
 	if (r < 0)
 		return r;
 	/* 4. Stale tenant entries, hosts first (the reverse of 2.), and
-	 * config keys that are not ours. */
+	 * config keys that are not ours.  A partial sync was given only the
+	 * entries of its scope. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n_cur; i++) {
 			struct cgf_tenant_entry v;
@@ -969,7 +1082,7 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 				continue;
 			memcpy(&id, cur[i].key, sizeof(id));
 			memcpy(&v, cur[i].value, sizeof(v));
-			if (tenant_find(tw, n_tw, id))
+			if (tenant_find(tw, n_tw, id) || (want->partial && !in_scope(want, id)))
 				continue;
 			if (((v.flags & CGF_TENANT_HOST) != 0) != (pass == 0))
 				continue;
@@ -977,8 +1090,9 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 			if (r < 0)
 				return r;
 		}
-	/* 5. Old rule sets, once no program can be in the middle of one. */
-	for (size_t c = 0, barrier = 0; c < p->n_cur; c++) {
+	/* 5. Old rule sets, once no program can be in the middle of one.
+	 * Not in a partial sync: a tenant entry it did not read may name one. */
+	for (size_t c = 0, barrier = 0; !want->partial && c < p->n_cur; c++) {
 		if (p->cur[c].used)
 			continue;
 		if (!barrier++) {

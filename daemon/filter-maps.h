@@ -86,6 +86,15 @@ struct cgf_filter_maps_want {
 	/* A socket in a child of a host (or below one) that has no binding:
 	 * drop (true), or the host's rules only (false). */
 	bool fail_closed_unknown_children;
+	/* Partial: the hosts and bindings above are only those of one event's
+	 * cgroups, and scope_ids (sorted, each once) are all the tenant
+	 * entries this want speaks for: those cgroups and the ones that went
+	 * away.  Other tenant entries are left as they are, and so are the
+	 * rule sets they may name; config's levels only grow.  A full sync
+	 * (not partial) is the one that removes what nothing names. */
+	bool partial;
+	const uint64_t *scope_ids;
+	size_t n_scope_ids;
 };
 
 enum cgf_map_op_kind {

@@ -61,6 +61,14 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+/* Hands an fd over, leaving -EBADF behind for _cleanup_close_. */
+#define TAKE_FD(fd)                     \
+	({                              \
+		int _fd_ = (fd);        \
+		(fd) = -EBADF;          \
+		_fd_;                   \
+	})
+
 static inline bool streq(const char *a, const char *b) {
 	return strcmp(a, b) == 0;
 }

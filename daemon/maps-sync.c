@@ -45,26 +45,21 @@ struct want {
 	size_t n_bindings;
 	const struct cgf_filter **filters; /* backing store of the bindings' lists */
 	size_t n_filters;
+	uint64_t *scope_ids; /* partial: the entries it speaks for */
+	size_t n_scope_ids;
 };
 
 static void want_done(struct want *w) {
 	free(w->hosts);
 	free(w->bindings);
 	free(w->filters);
+	free(w->scope_ids);
 	*w = (struct want) {};
 }
 
-static int add_binding(struct cgf_kernel *k, struct want *w, const char *child, size_t first_filter,
-		       size_t n_filters) {
+static int add_binding(struct want *w, uint64_t id, const char *child, size_t first_filter, size_t n_filters) {
 	struct cgf_tenant_binding *b;
-	uint64_t id;
-	int r;
 
-	r = cgf_kernel_cgroup_id(k, child, &id);
-	if (r == -ENOENT || r == -ENODEV)
-		return 0; /* gone: its packets are gone with it */
-	if (r < 0)
-		return r;
 	b = array_append((void **) &w->bindings, w->n_bindings, sizeof(*w->bindings));
 	if (!b)
 		return -ENOMEM;
@@ -79,20 +74,60 @@ static int add_binding(struct cgf_kernel *k, struct want *w, const char *child, 
 	return 0;
 }
 
-static bool has_tenant(const struct cgf_desired_list *l, const char *child) {
-	for (size_t i = 0; i < l->n_tenants; i++)
-		if (streq(l->tenants[i].cgroup, child))
-			return true;
-	return false;
+static int compare_tenant_path(const void *key, const void *elem) {
+	return strcmp(key, ((const struct cgf_desired_tenant *) elem)->cgroup);
 }
 
+/* l->tenants come in path order (expand.h): one lookup per child. */
+static const struct cgf_desired_tenant *find_tenant(const struct cgf_desired_list *l, const char *child) {
+	return l->n_tenants > 0 ? bsearch(child, l->tenants, l->n_tenants, sizeof(*l->tenants), compare_tenant_path)
+				: NULL;
+}
+
+static int add_filters(const struct cgf_policy *p, const struct cgf_desired_tenant *dt, struct want *w) {
+	for (size_t j = 0; j < dt->n_filters; j++) {
+		const struct cgf_filter **slot;
+
+		slot = array_append((void **) &w->filters, w->n_filters, sizeof(*w->filters));
+		if (!slot)
+			return -ENOMEM;
+		*slot = cgf_policy_find_filter(p, dt->filters[j]);
+		if (!*slot)
+			return -EINVAL;
+		w->n_filters++;
+	}
+	return 0;
+}
+
+static int compare_u64(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_scope_id(struct want *w, uint64_t id) {
+	uint64_t *slot = array_append((void **) &w->scope_ids, w->n_scope_ids, sizeof(*w->scope_ids));
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = id;
+	w->n_scope_ids++;
+	return 0;
+}
+
+/* Every child of each host in the tree is bound: to its tenant entry's
+ * filters, or (no entry matches it) to none, the host's rules only.  The
+ * ids are the tree's: a cgroup re-created since has another id and an
+ * event of its own. */
 static int gather(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_filter *f,
-		  const struct cgf_desired *d, const struct cgf_cgroup_tree *tree, struct want *w) {
+		  const struct cgf_desired *d, const struct cgf_cgroup_tree *tree, const struct cgf_maps_scope *scope,
+		  struct want *w) {
 	int r;
 
 	for (size_t i = 0; i < d->n_lists; i++) {
 		const struct cgf_desired_list *l = &d->lists[i];
 		struct cgf_tenant_host *h;
+		size_t depth;
 		uint64_t id;
 
 		if (!streq_ptr(l->tenant_carrier, f->name))
@@ -107,35 +142,23 @@ static int gather(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 			return -ENOMEM;
 		*h = (struct cgf_tenant_host) { .cgroup_id = id, .level = cgf_cgroup_depth(l->cgroup) };
 		w->n_hosts++;
+		if (scope && (r = add_scope_id(w, id)) < 0)
+			return r;
 
-		for (size_t t = 0; t < l->n_tenants; t++) {
-			const struct cgf_desired_tenant *dt = &l->tenants[t];
+		depth = cgf_cgroup_depth(l->cgroup);
+		for (size_t c = 0; c < tree->n_paths; c++) {
+			const char *child = tree->paths[c];
+			const struct cgf_desired_tenant *dt;
 			size_t first = w->n_filters;
 
-			for (size_t j = 0; j < dt->n_filters; j++) {
-				const struct cgf_filter **slot;
-
-				slot = array_append((void **) &w->filters, w->n_filters, sizeof(*w->filters));
-				if (!slot)
-					return -ENOMEM;
-				*slot = cgf_policy_find_filter(p, dt->filters[j]);
-				if (!*slot)
-					return -EINVAL;
-				w->n_filters++;
-			}
-			r = add_binding(k, w, dt->cgroup, first, dt->n_filters);
-			if (r < 0)
-				return r;
-		}
-		/* Children that no entry matches: the host's rules only. */
-		for (size_t c = 0; c < tree->n_paths; c++) {
-			char parent[4096];
-
-			if (strlen(tree->paths[c]) + 2 > sizeof(parent) ||
-			    !cgf_cgroup_parent(tree->paths[c], parent, sizeof(parent)) || !streq(parent, l->cgroup) ||
-			    has_tenant(l, tree->paths[c]))
+			if (!cgf_cgroup_is_below(child, l->cgroup) || cgf_cgroup_depth(child) != depth + 1)
 				continue;
-			r = add_binding(k, w, tree->paths[c], 0, 0);
+			dt = find_tenant(l, child);
+			if (dt && (r = add_filters(p, dt, w)) < 0)
+				return r;
+			r = add_binding(w, tree->ids[c], child, first, dt ? dt->n_filters : 0);
+			if (r >= 0 && scope)
+				r = add_scope_id(w, tree->ids[c]);
 			if (r < 0)
 				return r;
 		}
@@ -143,11 +166,24 @@ static int gather(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 	for (size_t i = 0; i < w->n_bindings; i++)
 		w->bindings[i].filters = w->bindings[i].n_filters > 0
 			? &w->filters[(uintptr_t) w->bindings[i].filters] : NULL;
+	if (scope) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < scope->n_removed; i++)
+			if ((r = add_scope_id(w, scope->removed[i])) < 0)
+				return r;
+		qsort_safe(w->scope_ids, w->n_scope_ids, sizeof(*w->scope_ids), compare_u64);
+		for (size_t i = 0; i < w->n_scope_ids; i++)
+			if (n == 0 || w->scope_ids[n - 1] != w->scope_ids[i])
+				w->scope_ids[n++] = w->scope_ids[i];
+		w->n_scope_ids = n;
+	}
 	return 0;
 }
 
 int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree, char **ret_message) {
+		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree,
+		  const struct cgf_maps_scope *scope, char **ret_message) {
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < p->n_filters; i++) {
@@ -165,7 +201,7 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 		fd = map_fd(cgf_rmap_name(CGF_RMAP_CONFIG), &fds);
 		if (fd == -ENOENT)
 			continue;
-		r = fd < 0 ? fd : gather(k, p, f, desired, tree, &w);
+		r = fd < 0 ? fd : gather(k, p, f, desired, tree, scope, &w);
 		if (r >= 0) {
 			struct cgf_filter_maps_want want = {
 				.filter = f,
@@ -174,6 +210,9 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 				.bindings = w.bindings,
 				.n_bindings = w.n_bindings,
 				.fail_closed_unknown_children = true,
+				.partial = scope != NULL,
+				.scope_ids = w.scope_ids,
+				.n_scope_ids = w.n_scope_ids,
 			};
 
 			r = cgf_filter_maps_sync_want(&want, map_fd, &fds, NULL);

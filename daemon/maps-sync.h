@@ -13,12 +13,23 @@
  * filters; one that no entry matches gets the host's rules only; one the
  * daemon has not seen yet (created since the last reconcile) is dropped
  * until it has been (fail-closed).
+ *
+ * scope NULL: a full sync (the tree is the whole host).  Else the tree is
+ * an event's partial one (cgf_cgroup_tree_read_scope()) and desired was
+ * expanded from it: only the tenant entries of its cgroups, and those of
+ * the cgroups in scope->removed (gone: their entries go), are written;
+ * every other entry stays as the last full sync left it.
  */
-
 #include "cgroup-tree.h"
 #include "filter-object.h"
 #include "kernel.h"
 #include "state.h"
 
+struct cgf_maps_scope {
+	const uint64_t *removed; /* cgroup ids */
+	size_t n_removed;
+};
+
 int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree, char **ret_message);
+		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree,
+		  const struct cgf_maps_scope *scope, char **ret_message);

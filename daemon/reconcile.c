@@ -20,12 +20,13 @@ struct sync_args {
 	const struct cgf_policy *p;
 	const struct cgf_objects *objects;
 	const struct cgf_reconcile *rc;
+	const struct cgf_maps_scope *maps_scope;
 };
 
 static int sync_maps(void *userdata, char **ret_message) {
 	const struct sync_args *a = userdata;
 
-	return cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, ret_message);
+	return cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, a->maps_scope, ret_message);
 }
 
 static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
@@ -44,11 +45,22 @@ static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
 
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		      bool apply, struct cgf_reconcile *ret) {
+	return cgf_reconcile_run_scope(k, p, objects, NULL, apply, ret);
+}
+
+int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+			    const struct cgf_reconcile_scope *scope, bool apply, struct cgf_reconcile *ret) {
+	struct cgf_maps_scope maps_scope = {};
 	struct cgf_reconcile *rc = ret;
 	int r;
 
 	*rc = (struct cgf_reconcile) {};
-	r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
+	if (scope) {
+		maps_scope = (struct cgf_maps_scope) { .removed = scope->removed, .n_removed = scope->n_removed };
+		r = cgf_cgroup_tree_read_scope(cgf_kernel_cgroup_root_fd(k), scope->created, scope->n_created,
+					       cgf_cgroup_id_of_fd, &rc->tree);
+	} else
+		r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
 	if (r == -EMEDIUMTYPE || r == -EOPNOTSUPP)
 		return errno_message(&rc->error, r,
 				     "reading the cgroup tree: %s gives no cgroup ids (name_to_handle_at()); is it cgroup2?",
@@ -67,7 +79,9 @@ int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const st
 		_cleanup_free_ char *message = NULL;
 		size_t done = 0;
 
-		struct sync_args args = { .k = k, .p = p, .objects = objects, .rc = rc };
+		struct sync_args args = {
+			.k = k, .p = p, .objects = objects, .rc = rc, .maps_scope = scope ? &maps_scope : NULL,
+		};
 
 		/* Also without actions: a changed rule is map data only. */
 		r = cgf_kernel_apply(k, objects, rc->plan, rc->actual, sync_maps, &args, &done, &message);
@@ -102,6 +116,8 @@ int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const st
 		cgf_plan_free(rc->plan);
 		rc->plan = TAKE_PTR(ran);
 	}
+	if (scope)
+		return 0; /* what nothing uses any more is a full reconcile's to say */
 	r = cgf_kernel_gc(k, rc->actual, &rc->tree);
 	if (r < 0)
 		return errno_message(&rc->error, r, "removing unused programs from " CGF_PIN_ROOT);

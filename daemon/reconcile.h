@@ -41,3 +41,28 @@ void cgf_reconcile_done(struct cgf_reconcile *r);
  * ret is filled either way (free it with cgf_reconcile_done()). */
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		      bool apply, struct cgf_reconcile *ret);
+
+/*
+ * What one batch of cgroup events can affect: the cgroups that appeared
+ * (their lists, and their bindings if a tenant host is their parent),
+ * and the ids of watched cgroups that went away (their tenant entries).
+ */
+struct cgf_reconcile_scope {
+	const char *const *created;
+	size_t n_created;
+	const uint64_t *removed;
+	size_t n_removed;
+};
+
+/*
+ * The same for one batch of events: the snapshot holds only the created
+ * cgroups, their ancestors and what is below them
+ * (cgf_cgroup_tree_read_scope()), so that the reads, the plan and the
+ * map writes cost what the events touch, not what the host holds.  Lists
+ * outside that snapshot are neither read nor changed, tenant entries
+ * outside it stay, and nothing is unpinned (only a full reconcile knows
+ * what nothing uses): those are the full reconcile's, at start-up,
+ * reload, lost events and the periodic safety net.
+ */
+int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+			    const struct cgf_reconcile_scope *scope, bool apply, struct cgf_reconcile *ret);

@@ -89,6 +89,43 @@ int main(void) {
 	cgf_cgroup_tree_done(&t);
 	CHECK(&s, t.n_paths == 0 && !t.paths, "done clears");
 
+	/* An event's partial tree: the cgroups asked about, their ancestors
+	 * and what is below them; nothing beside them (d stays unread). */
+	{
+		const char *scope[] = { "a/b", "a/b/c", "gone", "a/b/c/none" };
+		size_t i;
+
+		CHECK(&s, cgf_cgroup_tree_read_scope(fd, scope, ELEMENTSOF(scope), ino_of, &t) == 0, "read a scope");
+		CHECK(&s, t.n_paths == 4, "root, a, a/b, a/b/c: got %zu", t.n_paths);
+		CHECK(&s, streq(t.paths[0], ".") && streq(t.paths[1], "a") && streq(t.paths[2], "a/b") &&
+			  streq(t.paths[3], "a/b/c"), "sorted, the root first, each once");
+		CHECK(&s, !has(&t, "d", &i) && !has(&t, "d/e", &i), "no sibling read");
+		CHECK(&s, cgf_cgroup_tree_find_sorted(&t, "a/b") == 2 && cgf_cgroup_tree_find_sorted(&t, "d") == -1,
+		      "find_sorted");
+		CHECK(&s, has(&t, "a", &ia) && has(&t, "a/b/c", &ic) && t.ids[ia] != t.ids[ic] && t.ids[ia] != 0,
+		      "ids travel with their paths");
+		{
+			struct cgf_cgroup_tree full = {};
+			size_t j;
+
+			REQUIRE(cgf_cgroup_tree_read_with(fd, ino_of, &full) == 0);
+			for (i = 0; i < t.n_paths; i++)
+				CHECK(&s, has(&full, t.paths[i], &j) && full.ids[j] == t.ids[i], "%s: the full walk's id",
+				      t.paths[i]);
+			cgf_cgroup_tree_done(&full);
+		}
+		cgf_cgroup_tree_done(&t);
+		CHECK(&s, cgf_cgroup_tree_read_scope(fd, NULL, 0, ino_of, &t) == 0 && t.n_paths == 1,
+		      "an empty scope: the root only");
+		cgf_cgroup_tree_done(&t);
+		{
+			const char *bad[] = { "a/../d" };
+
+			CHECK(&s, cgf_cgroup_tree_read_scope(fd, bad, 1, ino_of, &t) == -EINVAL,
+			      "'..' in a scope path is refused");
+		}
+	}
+
 	/* A tree that is only a root. */
 	snprintf(path, sizeof(path), "%s/a/cgroup.procs", base);
 	REQUIRE(unlink(path) == 0);

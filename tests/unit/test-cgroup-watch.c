@@ -58,10 +58,103 @@ static int update(struct cgf_watch *w, int root_fd, struct cgf_watch_failures *f
 }
 
 static bool drained_change(struct cgf_watch *w) {
-	bool changed = false, overflow = false;
+	struct cgf_watch_changes c;
+	bool changed;
 
-	REQUIRE(cgf_watch_drain(w, &changed, &overflow) == 0);
+	REQUIRE(cgf_watch_drain(w, &c) == 0);
+	changed = !cgf_watch_changes_empty(&c);
+	cgf_watch_changes_done(&c);
 	return changed;
+}
+
+static uint64_t ino_at(const char *rel) {
+	char path[8192];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	REQUIRE(stat(path, &st) == 0);
+	return (uint64_t) st.st_ino;
+}
+
+static bool has_path(const struct cgf_watch_changes *c, const char *path) {
+	for (size_t i = 0; i < c->n_created; i++)
+		if (streq(c->created[i], path))
+			return true;
+	return false;
+}
+
+static bool has_id(const struct cgf_watch_changes *c, uint64_t id) {
+	for (size_t i = 0; i < c->n_removed; i++)
+		if (c->removed[i] == id)
+			return true;
+	return false;
+}
+
+/* What the event path of the daemon relies on: events name the created
+ * cgroups and the ids of removed watched ones; a partial tree adds
+ * watches without forgetting the others; a flood is an overflow. */
+static void test_changes(struct test_state *s, int root_fd) {
+	struct cgf_watch *w = NULL;
+	struct cgf_watch_changes c;
+	struct cgf_cgroup_tree t = {};
+	char **added = NULL;
+	size_t n_added = 0;
+	uint64_t id_q;
+	int r;
+
+	mk("h");
+	mk("h/q");
+	REQUIRE(cgf_watch_new(root_fd, &w) == 0);
+	REQUIRE(update(w, root_fd, NULL) > 0);
+	id_q = ino_at("h/q");
+
+	mk("h/n1");
+	mk("h/n2");
+	rm("h/q");
+	REQUIRE(cgf_watch_drain(w, &c) == 0);
+	CHECK(s, c.n_created == 2 && has_path(&c, "h/n1") && has_path(&c, "h/n2"),
+	      "created: h/n1 and h/n2, got %zu", c.n_created);
+	CHECK(s, c.n_removed == 1 && has_id(&c, id_q), "removed: the id of h/q, got %zu", c.n_removed);
+	CHECK(s, !c.overflow, "no overflow");
+	cgf_watch_changes_done(&c);
+
+	/* The partial tree of the event: h/n1 and h/n2 and their ancestors. */
+	{
+		const char *scope[] = { "h/n1", "h/n2" };
+		unsigned before = cgf_watch_count(w);
+
+		mk("h/n1/deep");
+		REQUIRE(cgf_cgroup_tree_read_scope(root_fd, scope, 2, ino_of, &t) == 0);
+		r = cgf_watch_add_scope(w, &t, want_all, NULL, NULL, &added, &n_added);
+		CHECK(s, r == 3 && n_added == 3, "three new watches (h/n1, h/n1/deep, h/n2), got %d", r);
+		CHECK(s, cgf_watch_count(w) == before + 3, "nothing forgotten: %u watches, was %u",
+		      cgf_watch_count(w), before);
+		cgf_strv_free(added, n_added);
+		r = cgf_watch_add_scope(w, &t, want_all, NULL, NULL, NULL, NULL);
+		CHECK(s, r == 0, "the same tree again adds nothing, got %d", r);
+		cgf_cgroup_tree_done(&t);
+	}
+	REQUIRE(cgf_watch_drain(w, &c) == 0); /* h/n1/deep's mkdir, before its parent's watch: maybe */
+	cgf_watch_changes_done(&c);
+	mk("h/n1/deep/x");
+	REQUIRE(cgf_watch_drain(w, &c) == 0);
+	CHECK(s, c.n_created == 1 && has_path(&c, "h/n1/deep/x"), "a watch added from a partial tree reports, got %zu",
+	      c.n_created);
+	cgf_watch_changes_done(&c);
+
+	/* More than CGF_WATCH_CHANGES_MAX creations: an overflow, bounded. */
+	for (unsigned i = 0; i < CGF_WATCH_CHANGES_MAX + 5; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "h/n2/f%u", i);
+		mk(name);
+	}
+	REQUIRE(cgf_watch_drain(w, &c) == 0);
+	CHECK(s, c.overflow && c.n_created <= CGF_WATCH_CHANGES_MAX,
+	      "a flood is an overflow with at most %d paths kept, got %d, %zu", CGF_WATCH_CHANGES_MAX, c.overflow,
+	      c.n_created);
+	cgf_watch_changes_done(&c);
+	cgf_watch_free(w);
 }
 
 int main(void) {
@@ -150,6 +243,7 @@ int main(void) {
 	}
 
 	cgf_watch_free(w);
+	test_changes(&s, fd);
 	close(fd);
 	{
 		char cmd[64];

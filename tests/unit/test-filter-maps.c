@@ -878,6 +878,131 @@ static void test_sharing(const struct cgf_policy *pol) {
 	image_done(&im);
 }
 
+/* What a partial sync reads: every entry but the tenant entries outside
+ * its scope (those it looks up one by one). */
+static void partial_view(const struct image *im, const uint64_t *ids, size_t n_ids, struct image *ret) {
+	*ret = (struct image) {};
+	for (size_t i = 0; i < im->n; i++) {
+		bool keep = im->e[i].map != CGF_RMAP_TENANTS;
+		struct cgf_map_entry *x;
+
+		for (size_t k = 0; !keep && k < n_ids; k++)
+			keep = memcmp(im->e[i].key, &ids[k], sizeof(ids[k])) == 0;
+		if (!keep)
+			continue;
+		x = array_append((void **) &ret->e, ret->n, sizeof(*x));
+		REQUIRE(x);
+		*x = im->e[i];
+		ret->n++;
+	}
+}
+
+/* Plans a partial sync from what it would read, applies it to the whole
+ * image; returns the number of operations. */
+static size_t sync_partial(struct image *im, const struct cgf_filter_maps_want *w) {
+	_cleanup_free_ struct cgf_map_op *ops = NULL;
+	struct image view;
+	size_t n = 0;
+
+	partial_view(im, w->scope_ids, w->n_scope_ids, &view);
+	REQUIRE(cgf_filter_maps_plan(w, view.e, view.n, &ops, &n) == 0);
+	image_done(&view);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(&T, ops[i].kind != CGF_MAP_BARRIER &&
+			  !(ops[i].kind == CGF_MAP_DELETE && ops[i].entry.map >= CGF_RMAP_V4),
+		      "a partial sync deletes no rule set (op %zu)", i);
+		image_apply(im, &ops[i]);
+	}
+	return n;
+}
+
+/*
+ * An event's sync: only its cgroups' tenant entries (and those of the
+ * removed ones) change; every other child stays bound as the full sync
+ * left it, and config's levels only grow.
+ */
+static void test_partial(const struct cgf_policy *pol) {
+	const struct cgf_filter *web = filter(pol, "t-web"), *batch = filter(pol, "t-batch");
+	const struct cgf_filter *open = filter(pol, "open");
+	const struct cgf_filter *const web_list[] = { web }, *const batch_list[] = { batch };
+	const struct cgf_tenant_host hosts[] = { { 10, 1 } };
+	const struct cgf_tenant_binding full[] = { { 11, 2, web_list, 1 }, { 13, 2, batch_list, 1 } };
+	const struct cgf_tenant_binding full3[] = { { 11, 2, web_list, 1 }, { 13, 2, batch_list, 1 },
+						    { 15, 2, web_list, 1 } };
+	struct cgf_filter_maps_want w = {
+		.filter = open, .hosts = hosts, .n_hosts = 1, .bindings = full, .n_bindings = 2,
+		.fail_closed_unknown_children = true,
+	};
+	const uint64_t web_sock[] = { 1, 10, 11 }, batch_sock[] = { 1, 10, 13 }, new_sock[] = { 1, 10, 15 },
+		       deep_sock[] = { 1, 10, 11, 20, 21 };
+	struct pkt lo7001 = P("127.0.0.1", UDP, 7001), lo7002 = P("127.0.0.1", UDP, 7002);
+	struct image im = {};
+	size_t n;
+
+	sync_checked(&im, &w);
+	CHECK(&T, sim_filter(&im, new_sock, 2, &lo7001) == DROP, "partial: a new child fails closed until bound");
+
+	/* mkdir 15, a web tenant: one tenant entry, nothing else. */
+	{
+		const struct cgf_tenant_binding b[] = { { 15, 2, web_list, 1 } };
+		const uint64_t scope[] = { 10, 15 };
+		struct cgf_filter_maps_want p = w;
+
+		p.bindings = b, p.n_bindings = 1, p.partial = true, p.scope_ids = scope, p.n_scope_ids = 2;
+		n = sync_partial(&im, &p);
+		CHECK(&T, n == 1, "partial: a new child is one tenant entry, got %zu operations", n);
+		CHECK(&T, sim_filter(&im, new_sock, 2, &lo7001) == PASS && sim_filter(&im, new_sock, 2, &lo7002) == DROP,
+		      "partial: the new child has web's rules");
+		CHECK(&T, sim_filter(&im, web_sock, 2, &lo7001) == PASS && sim_filter(&im, batch_sock, 2, &lo7002) == PASS &&
+			  sim_filter(&im, batch_sock, 2, &lo7001) == DROP,
+		      "partial: the other children keep their bindings");
+		CHECK(&T, sync_partial(&im, &p) == 0, "partial: idempotent");
+		w.bindings = full3;
+		w.n_bindings = 3;
+		CHECK(&T, sync_checked(&im, &w) == 0, "partial: a full sync after it has nothing to do");
+	}
+	/* rmdir 13: its entry goes, no other. */
+	{
+		const uint64_t scope[] = { 13 };
+		struct cgf_filter_maps_want p = w;
+
+		p.hosts = NULL, p.n_hosts = 0, p.bindings = NULL, p.n_bindings = 0;
+		p.partial = true, p.scope_ids = scope, p.n_scope_ids = 1;
+		n = sync_partial(&im, &p);
+		CHECK(&T, n == 1 && image_find(&im, CGF_RMAP_TENANTS, (const uint8_t *) &(uint64_t[3]) { 13 }[0]) < 0,
+		      "partial: a removed child's entry is deleted, %zu operations", n);
+		CHECK(&T, sim_filter(&im, web_sock, 2, &lo7001) == PASS && sim_filter(&im, new_sock, 2, &lo7001) == PASS,
+		      "partial: the others stay bound");
+	}
+	/* A new host below child 11 (level 3): the levels grow, the old
+	 * host's children stay found. */
+	{
+		const struct cgf_tenant_host h2[] = { { 20, 3 } };
+		const struct cgf_tenant_binding b[] = { { 21, 4, batch_list, 1 } };
+		const uint64_t scope[] = { 20, 21 };
+		struct cgf_filter_maps_want p = w;
+
+		p.hosts = h2, p.n_hosts = 1, p.bindings = b, p.n_bindings = 1;
+		p.partial = true, p.scope_ids = scope, p.n_scope_ids = 2;
+		sync_partial(&im, &p);
+		CHECK(&T, sim_filter(&im, web_sock, 2, &lo7001) == PASS && sim_filter(&im, web_sock, 2, &lo7002) == DROP,
+		      "partial: level 1's children still found after a host at level 3 appeared");
+		CHECK(&T, sim_filter(&im, deep_sock, 4, &lo7001) == DROP,
+		      "partial: the new host's child gets batch's rules too (7001 denied)");
+	}
+	/* Out of scope: refused, not written. */
+	{
+		_cleanup_free_ struct cgf_map_op *ops = NULL;
+		const uint64_t scope[] = { 10 };
+		struct cgf_filter_maps_want p = w;
+
+		p.partial = true, p.scope_ids = scope, p.n_scope_ids = 1;
+		CHECK(&T, cgf_filter_maps_plan(&p, im.e, im.n, &ops, &n) == -EINVAL,
+		      "partial: a binding outside the scope ids is refused");
+	}
+	image_done(&im);
+}
+
 int main(void) {
 	_cleanup_(cgf_policy_freep) struct cgf_policy *pol = load_policy(policy_yaml);
 
@@ -886,5 +1011,6 @@ int main(void) {
 	test_random();
 	test_plan(pol);
 	test_sharing(pol);
+	test_partial(pol);
 	return test_finish(&T, "test-filter-maps");
 }
