@@ -35,7 +35,7 @@
 #include <linux/types.h>
 
 #define CGF_COUNTERS_MAX 16384   /* cgroups counted per object; more: filtered, not counted */
-#define CGF_TENANTS_MAX 4096     /* tenant hosts + children per rules object */
+#define CGF_TENANTS_MAX 65536    /* tenant hosts + children per rules object (no prealloc: costs what is used) */
 #define CGF_RULE_NODES_MAX 16384 /* per family, all rule sets of an object together */
 #define CGF_PORT_BLOCKS_MAX 65536
 #define CGF_TENANT_LEVELS_MAX 4   /* distinct cgroup levels of tenant hosts */

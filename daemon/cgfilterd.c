@@ -346,9 +346,18 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 			  rc.tree.skipped[0].path);
 
 	if (m->watch && rc.tree.paths) {
-		if (scope)
-			watch_scope(m, lp, &rc.tree, &again, &n_again);
-		else
+		if (scope) {
+			char **watched = NULL;
+			size_t n_watched = 0;
+
+			/* What appeared in them before their watch existed. */
+			watch_scope(m, lp, &rc.tree, &watched, &n_watched);
+			if (n_watched > 0 &&
+			    cgf_cgroup_tree_unseen_children(cgf_kernel_cgroup_root_fd(m->kernel), &rc.tree, watched,
+							    n_watched, &again, &n_again) < 0)
+				log_warning("looking for cgroups made before their parents' watches: out of memory");
+			cgf_strv_free(watched, n_watched);
+		} else
 			added = watch_full(m, lp, &rc.tree);
 	}
 	converged = r >= 0 && rc.converged;
@@ -358,9 +367,9 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 		return reconcile(m, lp, NULL, false, ret_message);
 	}
 	if (r >= 0 && n_again > 0) {
-		/* Read what was created in them before their watches existed.
-		 * Each round goes one level deeper at least, and the walk
-		 * stops at CGF_CGROUP_TREE_DEPTH_MAX: it ends. */
+		/* Cgroups created before their parents' watches existed: their
+		 * own round.  Each round goes one level deeper at least, and
+		 * the walk stops at CGF_CGROUP_TREE_DEPTH_MAX: it ends. */
 		struct cgf_reconcile_scope next = { .created = (const char *const *) again, .n_created = n_again };
 
 		r = reconcile(m, lp, &next, false, ret_message);

@@ -328,3 +328,56 @@ fail:
 	cgf_cgroup_tree_done(&t);
 	return r;
 }
+
+int cgf_cgroup_tree_unseen_children(int root_fd, const struct cgf_cgroup_tree *t, char *const *dirs, size_t n_dirs,
+				    char ***ret, size_t *ret_n) {
+	char **out = NULL;
+	size_t n_out = 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n_dirs; i++) {
+		int fd = openat(root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		struct dirent *de;
+		DIR *d;
+
+		if (fd < 0)
+			continue; /* gone, or not ours to read: the walk said so already */
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			continue;
+		}
+		while (r >= 0 && (de = readdir(d))) {
+			char *child, **slot;
+
+			if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+				continue;
+			if (asprintf(&child, "%s/%s", dirs[i], de->d_name) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			if (cgf_cgroup_tree_find_sorted(t, child) >= 0) {
+				free(child);
+				continue;
+			}
+			slot = array_append((void **) &out, n_out, sizeof(*out));
+			if (!slot) {
+				free(child);
+				r = -ENOMEM;
+				break;
+			}
+			*slot = child;
+			n_out++;
+		}
+		closedir(d);
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < n_out; i++)
+			free(out[i]);
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = n_out;
+	return 0;
+}

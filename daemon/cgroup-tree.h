@@ -80,5 +80,15 @@ void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t);
 int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_paths, cgf_cgroup_id_func id_of,
 			       struct cgf_cgroup_tree *ret);
 
+/*
+ * The child directories of dirs (cgroups of the sorted tree t) that t
+ * does not have: made after the walk read them.  For the directories
+ * watched only after the walk, whose first children raised no event.
+ * *ret (malloc()ed paths) may be empty.  A directory gone meanwhile has
+ * none.
+ */
+int cgf_cgroup_tree_unseen_children(int root_fd, const struct cgf_cgroup_tree *t, char *const *dirs, size_t n_dirs,
+				    char ***ret, size_t *ret_n);
+
 /* Index of path in a tree sorted by cgf_cgroup_tree_read_scope(), or -1. */
 ssize_t cgf_cgroup_tree_find_sorted(const struct cgf_cgroup_tree *t, const char *path);

@@ -4,8 +4,9 @@
 /*
  * expand: a valid policy and a snapshot of the cgroup tree (the paths that
  * exist) → the desired state, per cgroup and direction.  Pure: no I/O, no
- * kernel.  The daemon calls it after every read of the tree, which today
- * is a full read for every trigger, inotify events included.
+ * kernel.  The daemon calls it after every read of the tree: the whole
+ * tree for a full reconcile, an event's partial one (its cgroups, their
+ * ancestors and subtrees) otherwise.
  *
  *  - An attachment applies to every existing cgroup its `cgroup:` matches
  *    (cgroup-pattern.h: fnmatch per component, `**` for any depth).  A

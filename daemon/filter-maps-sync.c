@@ -168,6 +168,15 @@ int cgf_filter_maps_sync(const struct cgf_filter *f,
 	return cgf_filter_maps_sync_want(&want, map_fd, userdata, NULL);
 }
 
+int cgf_filter_maps_synced(int config_fd) {
+	uint32_t key = CGF_CONFIG_KEY;
+	struct cgf_rules_config v;
+
+	if (bpf_map_lookup_elem(config_fd, &key, &v) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
 /* One per-CPU value of the counters map, summed. */
 static int counters_lookup(int fd, uint64_t id, struct cgf_counters *values, int n_cpus,
 			   struct cgf_counters *ret) {

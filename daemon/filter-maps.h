@@ -150,6 +150,9 @@ int cgf_filter_maps_sync_want(const struct cgf_filter_maps_want *want,
 			      int (*map_fd)(const char *name, void *userdata), void *userdata,
 			      struct cgf_filter_maps_stats *ret_stats);
 
+/* Has the object's config map been written (1), or not yet (0)?  Or -errno. */
+int cgf_filter_maps_synced(int config_fd);
+
 /* The counters of one cgroup, summed over the CPUs; -ENOENT when the
  * program has not counted a packet of it. */
 int cgf_counters_read(int map_fd, uint64_t cgroup_id, struct cgf_counters *ret);

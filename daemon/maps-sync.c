@@ -181,6 +181,40 @@ static int gather(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 	return 0;
 }
 
+/* Does any attachment apply tenants through f?  Only such a filter's
+ * maps hold tenant entries. */
+static bool is_tenant_carrier(const struct cgf_policy *p, const struct cgf_filter *f) {
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const struct cgf_attachment *a = &p->attachments[i];
+
+		if (a->n_tenants == 0)
+			continue;
+		/* The carrier: the attachment's first rules filter of a direction. */
+		for (size_t j = 0; j < a->n_filters; j++) {
+			const struct cgf_filter *x = cgf_policy_find_filter(p, a->filters[j].filter);
+
+			if (x && x->type == CGF_FILTER_RULES && x->direction == f->direction) {
+				if (x == f)
+					return true;
+				break;
+			}
+		}
+	}
+	return false;
+}
+
+/* A partial sync can pass over a filter whose maps were written already
+ * when none of its tenant entries is in the event's scope: its rules do
+ * not change between full syncs. */
+static bool partial_skips(const struct cgf_policy *p, const struct cgf_filter *f, const struct cgf_maps_scope *scope,
+			  const struct want *w, int config_fd) {
+	if (w->n_hosts > 0)
+		return false;
+	if (scope->n_removed > 0 && is_tenant_carrier(p, f))
+		return false;
+	return cgf_filter_maps_synced(config_fd) == 1;
+}
+
 int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree,
 		  const struct cgf_maps_scope *scope, char **ret_message) {
@@ -202,6 +236,11 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 		if (fd == -ENOENT)
 			continue;
 		r = fd < 0 ? fd : gather(k, p, f, desired, tree, scope, &w);
+		if (r >= 0 && scope && partial_skips(p, f, scope, &w, fd)) {
+			want_done(&w);
+			map_fds_done(&fds);
+			continue;
+		}
 		if (r >= 0) {
 			struct cgf_filter_maps_want want = {
 				.filter = f,

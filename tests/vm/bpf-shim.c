@@ -14,6 +14,9 @@
  *   (BPF_PROG_ATTACH or BPF_LINK_CREATE; the feature probe's attaches of
  *   fd -1 do not count) fails with EBUSY without reaching the kernel, once:
  *   the daemon must try again later by itself;
+ * - with $CGF_BPF_CALLS it appends one line per bpf(2) call of any
+ *   command (reads and queries too), so that a test can count what one
+ *   event costs;
  * - with $CGF_BPF_LOG it appends the name of every successful bpf(2)
  *   command that changes kernel state (loads, pins, attaches, detaches,
  *   map writes) to that file, one a line: a reconcile with nothing to do
@@ -70,6 +73,20 @@ static void log_call(long cmd)
 	fclose(f);
 }
 
+static void count_call(long cmd)
+{
+	const char *path = getenv("CGF_BPF_CALLS");
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%ld\n", cmd);
+	fclose(f);
+}
+
 static syscall_fn real_syscall(void)
 {
 	return (syscall_fn)dlsym(RTLD_NEXT, "syscall");
@@ -117,6 +134,8 @@ long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (number == __NR_bpf)
+		count_call(a[0]);
 
 	if (number == __NR_bpf && a[0] == BPF_PROG_ATTACH && !fired &&
 	    (size_t)a[2] >= sizeof(struct cgbpf_attach_attr)) {
