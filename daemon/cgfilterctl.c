@@ -246,7 +246,10 @@ static void help_status(FILE *f) {
 		"run for its packets in execution order, each with its owner (ours: the\n"
 		"filter, or foreign), the cgroup it is attached at, its flags and, for\n"
 		"ours, packet and byte counters of what it let pass and dropped.  Needs\n"
-		"the privileges of bpf(2) (root).\n"
+		"the privileges of bpf(2) (root).  Then, from the running cgfilterd\n"
+		"(" CGF_RUNTIME_DIR "/" CGF_PENDING_FILE "): the lists its last reconcile failed,\n"
+		"retried with backoff, with their last error, and the cgroups its walk\n"
+		"could not enter.\n"
 		"\n"
 		"CGROUP is a path relative to the cgroup2 mount ('.' is the root).\n"
 		"Without CGROUP: the cgroups with programs of their own.\n"
@@ -383,6 +386,20 @@ finish:
 	return ret;
 }
 
+/* What the running daemon has not done (pending.h); none without a
+ * daemon: *ret stays NULL. */
+static int read_daemon_report(struct cgf_pending **ret) {
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = cgf_runtime_read_file(CGF_PENDING_FILE, CGF_PENDING_FILE_MAX, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return cgf_pending_parse(text, ret);
+}
+
 static int verb_status(int argc, char *argv[]) {
 	enum { ARG_JSON = 0x100, ARG_ALL };
 	static const struct option options[] = {
@@ -432,6 +449,9 @@ static int verb_status(int argc, char *argv[]) {
 	r = cgf_kernel_status(k, actual, argv + optind, (size_t) (argc - optind), all, &status);
 	if (r < 0)
 		return fail("reading the effective programs", r);
+	r = read_daemon_report(&status->daemon);
+	if (r < 0)
+		return fail("reading " CGF_RUNTIME_DIR "/" CGF_PENDING_FILE, r);
 	if (json)
 		return print_json(render_status, status);
 	r = cgf_status_render_table(status, stdout);

@@ -31,6 +31,7 @@
 #include "cgroup-pattern.h"
 #include "cgroup-watch.h"
 #include "log.h"
+#include "pending.h"
 #include "policy-load.h"
 #include "policy-read.h"
 #include "reconcile.h"
@@ -63,6 +64,8 @@ struct manager {
 	uint64_t retry_delay;         /* µs until the next retry; doubles per failure */
 	sd_event_source *safety_net;  /* the periodic full reconcile */
 	uint64_t safety_net_interval; /* µs; 0: none */
+	struct cgf_list_failures pending; /* the policy in force's lists that the last reconcile failed */
+	char *pending_written;        /* what CGF_RUNTIME_DIR/pending says now */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -78,6 +81,8 @@ static struct manager *manager_free(struct manager *m) {
 	if (!m)
 		return NULL;
 	loaded_policy_done(&m->current);
+	cgf_list_failures_done(&m->pending);
+	free(m->pending_written);
 	sd_event_source_unref(m->watch_source);
 	sd_event_source_unref(m->retry);
 	sd_event_source_unref(m->safety_net);
@@ -151,9 +156,11 @@ static void log_plan(const struct cgf_reconcile *rc) {
 		if (cgf_report_format(&rc->plan->reports[i], &line) >= 0)
 			log_warning("%s", line);
 	}
-	for (size_t i = 0; i < rc->applied && i < rc->plan->n_actions; i++) {
+	for (size_t i = 0; rc->ran && i < rc->plan->n_actions; i++) {
 		_cleanup_free_ char *line = NULL;
 
+		if (!rc->ran[i])
+			continue; /* its list failed, or its cgroup went */
 		if (cgf_action_format(&rc->plan->actions[i], i, &line) >= 0)
 			log_info("%s", line);
 	}
@@ -214,6 +221,37 @@ static void warn_skipped(struct manager *m, const struct cgf_cgroup_tree *tree) 
 /* The safety net's period, in seconds: long enough that an idle host
  * barely notices, short enough that a missed change does not linger. */
 #define FULL_RECONCILE_INTERVAL_DEFAULT 600
+/* What `cgfilterctl status` shows of us: the lists the last reconcile of
+ * the policy in force failed, and the cgroups its walk skipped.  Written
+ * when it changes (events come often; the file seldom changes). */
+static void write_pending(struct manager *m, const struct cgf_cgroup_tree *tree) {
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	if (!m->event)
+		return; /* --once: nobody asks */
+	r = cgf_pending_format(&m->pending, tree, &text);
+	if (r >= 0 && streq_ptr(text, m->pending_written))
+		return;
+	if (r >= 0)
+		r = cgf_runtime_write_file(CGF_PENDING_FILE, text);
+	if (r < 0) {
+		log_warning("writing " CGF_RUNTIME_DIR "/" CGF_PENDING_FILE ", ignoring: %s", strerror(-r));
+		return;
+	}
+	free(m->pending_written);
+	m->pending_written = TAKE_PTR(text);
+}
+
+/* One line per failed list, with what failed; the rest of the plan went
+ * through. */
+static void log_failures(const struct cgf_list_failures *f, bool current) {
+	for (size_t i = 0; i < f->n; i++)
+		log_error("%s %s: not applied%s: %s", f->items[i].cgroup,
+			  cgf_direction_to_string(f->items[i].direction),
+			  current ? (f->items[i].attempts > 1 ? ", failed again" : "") : " (new policy)",
+			  f->items[i].message);
+}
 
 #define RETRY_DELAY_FIRST (100 * 1000ULL)        /* µs */
 #define RETRY_DELAY_MAX (60 * 1000 * 1000ULL)
@@ -303,24 +341,52 @@ static void watch_scope(struct manager *m, const struct loaded_policy *lp, const
  * scope NULL: the whole host (start-up, reload, lost events, the safety
  * net, a retry); else one batch of events.  "announce": start-up or
  * reload, when a missing cgroup is worth a warning (not at every cgroup
- * event).
+ * event).  Returns -errno when the reconcile failed as a whole, else the
+ * number of lists it failed (the others applied): 0 is a full success.
  */
 static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
 	char **again = NULL;
 	size_t n_again = 0;
-	bool converged;
+	bool converged, current = lp == &m->current;
 	int r, added = 0;
 
 	r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
 	if (rc.plan)
 		log_plan(&rc);
+	if (r >= 0 && rc.failures.n > 0) {
+		if (current && !scope)
+			cgf_list_failures_count_attempts(&rc.failures, &m->pending);
+		log_failures(&rc.failures, current);
+		log_error("reconciled all but %zu list%s: %zu actions applied, the failed lists are retried",
+			  rc.failures.n, rc.failures.n == 1 ? "" : "s", rc.applied);
+		if (ret_message) {
+			free(*ret_message);
+			*ret_message = cgf_list_failures_verdict(&rc.failures);
+		}
+	} else if (r >= 0 && current && !scope && m->pending.n > 0)
+		log_info("every list failed before is applied now");
+	/* The policy in force's failures; a new policy that went through
+	 * whole is in force next, and the old one's failures are moot.  An
+	 * event's reconcile saw only its own lists: its failures make the
+	 * retry timer run, and the full reconcile that follows says them
+	 * (with the whole walk's unreachable cgroups). */
+	if (r >= 0 && !scope && (current || rc.failures.n == 0)) {
+		cgf_list_failures_done(&m->pending);
+		m->pending = rc.failures;
+		rc.failures = (struct cgf_list_failures) {};
+		write_pending(m, &rc.tree);
+	}
 	if (r < 0) {
 		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
 			  rc.applied, rc.plan ? rc.plan->n_actions : 0, rc.error ?: strerror(-r));
-		if (ret_message)
+		if (ret_message) {
+			free(*ret_message);
 			*ret_message = rc.error ? strdup(rc.error) : strdup(strerror(-r));
+		}
+	} else if (rc.failures.n > 0) {
+		/* Said above. */
 	} else if (!rc.converged) {
 		_cleanup_free_ char *text = NULL;
 
@@ -360,7 +426,9 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 		} else
 			added = watch_full(m, lp, &rc.tree);
 	}
-	converged = r >= 0 && rc.converged;
+	converged = r >= 0 && rc.converged && rc.failures.n == 0 && (!current || m->pending.n == 0);
+	if (r >= 0)
+		r = (int) (current && !scope ? m->pending.n : rc.failures.n);
 	cgf_reconcile_done(&rc);
 	if (r >= 0 && added > 0) {
 		cgf_strv_free(again, n_again);
@@ -385,8 +453,10 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 		return reconcile(m, lp, NULL, false, ret_message);
 	}
 	/* Only the policy in force is retried: a new one that fails is
-	 * refused, and the reload reconciles the old one again. */
-	if (lp == &m->current)
+	 * refused, and the reload reconciles the old one again.  While a
+	 * list failed, the timer retries (every list is planned again; the
+	 * applied ones give no action). */
+	if (current)
 		retry_later(m, !converged);
 	return r;
 }
@@ -464,11 +534,17 @@ static int on_reload(sd_event_source *s _unused_, const struct signalfd_siginfo 
 		goto refused;
 	}
 	r = reconcile(m, &next, NULL, true, &why);
-	if (r < 0) {
+	if (r != 0) {
+		/* Also when only some lists failed: a policy is in force
+		 * whole or not at all. */
 		log_error("the kernel refused the new policy; restoring policy %u", m->generation);
 		loaded_policy_done(&next);
-		if (reconcile(m, &m->current, NULL, false, NULL) < 0)
+		r = reconcile(m, &m->current, NULL, false, NULL);
+		if (r < 0)
 			log_error("restoring policy %u failed too; the kernel holds a mix of both", m->generation);
+		else if (r > 0)
+			log_error("restoring policy %u: %d list%s not restored yet, retried", m->generation, r,
+				  r == 1 ? "" : "s");
 		goto refused;
 	}
 	loaded_policy_done(&m->current);
@@ -663,6 +739,11 @@ static int run(int argc, char *argv[]) {
 	m->generation = 1;
 	r = reconcile(m, &m->current, NULL, true, NULL);
 	m->started = true;
+	/* --once: 0 only when every list is as the policy says.  The daemon
+	 * starts with failed lists too: the others are applied and the
+	 * failed ones retried (a tenant must not keep it from starting). */
+	if (once && r > 0)
+		return -EAGAIN;
 	if (once || r < 0)
 		return r;
 

@@ -389,6 +389,7 @@ struct track {
 	uint32_t ids[LIST_MAX + 1];
 	size_t n;
 	int fd;
+	bool skip; /* its cgroup went, or another controller changed it: no more actions */
 };
 
 struct applier {
@@ -396,6 +397,7 @@ struct applier {
 	const struct cgf_objects *objects;
 	const struct cgf_plan *plan;
 	const struct cgf_kernel_prog **chosen; /* per attach action: the instance */
+	bool *ran;                             /* per action: it took effect */
 	struct track *tracks;
 	size_t n_tracks;
 	char *message;
@@ -559,34 +561,91 @@ static int run_detach(struct applier *ap, struct track *t, const struct cgf_acti
 	return 0;
 }
 
-static int run_actions(struct applier *ap, const struct cgf_actual *actual, size_t *ret_done) {
+/*
+ * Did the cgroup of the list go since we opened it?  -ENOENT from an
+ * attach or detach also means "no such anchor" or "no such program", so
+ * the path is asked again: gone, or now another cgroup (a new id).
+ */
+static bool cgroup_gone(struct applier *ap, const struct track *t) {
+	_cleanup_close_ int fd = open_cgroup(ap->k, t->cgroup);
+	uint64_t was, now;
+
+	if (fd == -ENOENT || fd == -ENODEV)
+		return true;
+	if (fd < 0 || cgf_cgroup_id_of_fd(fd, &now) < 0)
+		return false;
+	if (t->fd < 0 || cgf_cgroup_id_of_fd(t->fd, &was) < 0)
+		return false;
+	return was != now;
+}
+
+/*
+ * The actions, each list on its own: an action that fails marks its
+ * list failed (with the message that names it) and the list's remaining
+ * actions are skipped; the other lists go on.  A list whose cgroup went
+ * is done, not failed: its packets went with it.  -ESTALE (someone else
+ * changed the list) stops that list too, and is returned once every
+ * other list had its turn, so that the caller reads and plans again.
+ * Only what concerns every list (out of memory) stops the whole run.
+ */
+static int run_actions(struct applier *ap, const struct cgf_actual *actual, struct cgf_list_failures *failures,
+		       size_t *ret_done) {
+	bool stale = false;
 	int r;
 
 	applier_done(ap);
+	*ret_done = 0;
 	for (size_t i = 0; i < ap->plan->n_actions; i++) {
 		const struct cgf_action *a = &ap->plan->actions[i];
 		struct track *t;
 
-		*ret_done = i;
 		r = track_of(ap, actual, a->cgroup, a->direction, &t);
 		if (r < 0)
 			return r;
+		if (t->skip || cgf_list_failures_find(failures, a->cgroup, a->direction))
+			continue;
+		/* Placed next to a program that an earlier action did not
+		 * attach: that action's list is this one, so it is skipped
+		 * already; never attach without the anchor. */
+		if (a->anchor_action != CGF_NO_ACTION && !ap->ran[a->anchor_action])
+			continue;
 		if (t->fd < 0) {
 			t->fd = open_cgroup(ap->k, a->cgroup);
+			if (t->fd == -ENOENT || t->fd == -ENODEV) {
+				t->skip = true;
+				continue;
+			}
 			if (t->fd < 0)
-				return errno_message(&ap->message, t->fd, "cgroup %s", a->cgroup);
+				r = errno_message(&ap->message, t->fd, "cgroup %s: opening it", a->cgroup);
 		}
-		r = a->kind == CGF_ACTION_ATTACH ? run_attach(ap, i, t) : run_detach(ap, t, a);
+		if (t->fd >= 0)
+			r = a->kind == CGF_ACTION_ATTACH ? run_attach(ap, i, t) : run_detach(ap, t, a);
+		if (r >= 0) {
+			ap->ran[i] = true;
+			(*ret_done)++;
+			continue;
+		}
+		if (r == -ENOMEM)
+			return r;
+		if ((r == -ENOENT || r == -ENODEV) && cgroup_gone(ap, t)) {
+			t->skip = true;
+			continue;
+		}
+		if (r == -ESTALE) {
+			t->skip = true;
+			stale = true;
+		}
+		r = cgf_list_failures_add(failures, a->cgroup, a->direction, r, ap->message);
 		if (r < 0)
 			return r;
 	}
-	*ret_done = ap->plan->n_actions;
-	return 0;
+	return stale ? -ESTALE : 0;
 }
 
 int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
 		     const struct cgf_actual *actual, int (*loaded)(void *userdata, char **ret_message),
-		     void *userdata, size_t *ret_done, char **ret_message) {
+		     void *userdata, struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done,
+		     char **ret_message) {
 	struct applier ap = { .k = k, .objects = objects, .plan = plan };
 	size_t done = 0;
 	int r;
@@ -598,15 +657,22 @@ int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, co
 				     k->pin_root);
 
 	ap.chosen = calloc(plan->n_actions + 1, sizeof(*ap.chosen));
-	if (!ap.chosen)
+	ap.ran = calloc(plan->n_actions + 1, sizeof(*ap.ran));
+	if (!ap.chosen || !ap.ran) {
+		free(ap.chosen);
+		free(ap.ran);
 		return -ENOMEM;
+	}
 	r = choose_instances(&ap, actual);
 	if (r >= 0 && loaded)
 		r = loaded(userdata, &ap.message);
 	if (r >= 0)
-		r = run_actions(&ap, actual, &done);
+		r = run_actions(&ap, actual, failures, &done);
 	applier_done(&ap);
+	if (ret_ran)
+		memcpy(ret_ran, ap.ran, plan->n_actions * sizeof(*ap.ran));
 	free(ap.chosen);
+	free(ap.ran);
 	*ret_done = done;
 	if (ret_message)
 		*ret_message = TAKE_PTR(ap.message);

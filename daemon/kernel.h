@@ -28,6 +28,7 @@
 #include "cgroup-tree.h"
 #include "filter-object.h"
 #include "kernel-features.h"
+#include "list-failures.h"
 #include "macro.h"
 #include "plan.h"
 #include "state.h"
@@ -100,16 +101,30 @@ int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret
  * Runs a plan made against "actual".  Every program it attaches is loaded
  * (and pinned) before the first action, so no gap waits for the
  * verifier; then "loaded" runs (NULL: nothing), where the caller fills
- * the maps of what was loaded before anything attaches it; then the
+ * the maps of what was loaded before anything attaches it (and marks in
+ * "failures" the lists whose maps could not be written); then the
  * actions run in order, each with its expected_revision when the kernel
- * checks revisions.  *ret_done is the
- * number of actions that took effect.  On failure returns -errno and
- * *ret_message says what failed, naming the object.  -ESTALE: someone
- * else changed that list; read again and plan again.
+ * checks revisions.
+ *
+ * Each (cgroup, direction) list on its own: the actions of a list already
+ * in "failures" are skipped; an action that fails adds its list there
+ * (its -errno and a message naming cgroup, direction, filter and
+ * program) and the list's remaining actions are skipped, while the other
+ * lists go on.  A list whose cgroup went (ENOENT / ENODEV, and the path
+ * no longer opens to it) is done, not failed.
+ *
+ * Returns 0 when every list ran or failed on its own (see "failures");
+ * -ESTALE when some list was changed by someone else (it is in
+ * "failures" with -ESTALE, every other list ran): read again and plan
+ * again; another -errno, with *ret_message, when nothing could run
+ * (a program that did not load, the maps' callback failing, out of
+ * memory).  *ret_done is the number of actions that took effect, and
+ * ret_ran (optional, plan->n_actions entries) says which.
  */
 int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
 		     const struct cgf_actual *actual, int (*loaded)(void *userdata, char **ret_message),
-		     void *userdata, size_t *ret_done, char **ret_message);
+		     void *userdata, struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done,
+		     char **ret_message);
 
 /*
  * Unpins the instances that no list of "actual" (a read of the whole

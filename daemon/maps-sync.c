@@ -217,7 +217,8 @@ static bool partial_skips(const struct cgf_policy *p, const struct cgf_filter *f
 
 int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree,
-		  const struct cgf_maps_scope *scope, char **ret_message) {
+		  const struct cgf_maps_scope *scope, cgf_maps_sync_failed_t failed, void *userdata,
+		  char **ret_message) {
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < p->n_filters; i++) {
@@ -256,7 +257,15 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 
 			r = cgf_filter_maps_sync_want(&want, map_fd, &fds, NULL);
 		}
-		if (r < 0 && ret_message)
+		if (r < 0 && failed) {
+			_cleanup_free_ char *message = NULL;
+
+			/* This filter's lists fail; the others' maps are theirs. */
+			errno_message(&message, r, "filter '%s': writing its rules into the maps of %s@%s",
+				      f->name, f->name, o->identity);
+			failed(userdata, f->name, r, message);
+			r = 0;
+		} else if (r < 0 && ret_message)
 			errno_message(ret_message, r, "filter '%s': writing its rules into the maps of %s@%s",
 				      f->name, f->name, o->identity);
 		want_done(&w);

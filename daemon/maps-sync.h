@@ -30,6 +30,18 @@ struct cgf_maps_scope {
 	size_t n_removed;
 };
 
+/*
+ * Each rules filter's maps on their own: with "failed", a filter whose
+ * maps cannot be written (-E2BIG past CGF_TENANTS_MAX, -ENOSPC, ...) is
+ * handed to it, with a message naming the filter and its object, and
+ * the other filters' syncs go on; the caller must then not attach that
+ * filter's program anywhere (its maps may say less than the policy).
+ * Without "failed", the first failure stops the sync and is returned
+ * with *ret_message.
+ */
+typedef void (*cgf_maps_sync_failed_t)(void *userdata, const char *filter, int error, const char *message);
+
 int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		  const struct cgf_desired *desired, const struct cgf_cgroup_tree *tree,
-		  const struct cgf_maps_scope *scope, char **ret_message);
+		  const struct cgf_maps_scope *scope, cgf_maps_sync_failed_t failed, void *userdata,
+		  char **ret_message);

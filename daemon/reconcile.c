@@ -11,6 +11,8 @@ void cgf_reconcile_done(struct cgf_reconcile *r) {
 	r->actual = cgf_actual_free(r->actual);
 	r->plan = cgf_plan_free(r->plan);
 	r->leftover = cgf_plan_free(r->leftover);
+	free(r->ran);
+	cgf_list_failures_done(&r->failures);
 	free(r->error);
 	*r = (struct cgf_reconcile) {};
 }
@@ -19,14 +21,39 @@ struct sync_args {
 	struct cgf_kernel *k;
 	const struct cgf_policy *p;
 	const struct cgf_objects *objects;
-	const struct cgf_reconcile *rc;
+	struct cgf_reconcile *rc;
 	const struct cgf_maps_scope *maps_scope;
+	int error; /* of marking a list failed: out of memory */
 };
 
-static int sync_maps(void *userdata, char **ret_message) {
-	const struct sync_args *a = userdata;
+/* A rules filter whose maps could not be written: every list that runs
+ * its program fails (it would run with maps short of the policy's), and
+ * so none of them gets an action; the other lists go on. */
+static void maps_failed(void *userdata, const char *filter, int error, const char *message) {
+	struct sync_args *a = userdata;
 
-	return cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, a->maps_scope, ret_message);
+	for (size_t i = 0; i < a->rc->desired->n_lists; i++) {
+		const struct cgf_desired_list *l = &a->rc->desired->lists[i];
+		bool carries = streq_ptr(l->tenant_carrier, filter);
+		int r;
+
+		for (size_t j = 0; j < l->n_entries && !carries; j++)
+			carries = streq(l->entries[j].filter, filter);
+		if (!carries)
+			continue;
+		r = cgf_list_failures_add(&a->rc->failures, l->cgroup, l->direction, error, message);
+		if (r < 0)
+			a->error = r;
+	}
+}
+
+static int sync_maps(void *userdata, char **ret_message) {
+	struct sync_args *a = userdata;
+	int r;
+
+	r = cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, a->maps_scope, maps_failed, a,
+			  ret_message);
+	return r < 0 ? r : a->error;
 }
 
 static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
@@ -83,16 +110,26 @@ int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, co
 			.k = k, .p = p, .objects = objects, .rc = rc, .maps_scope = scope ? &maps_scope : NULL,
 		};
 
+		free(rc->ran);
+		rc->ran = calloc(rc->plan->n_actions + 1, sizeof(*rc->ran));
+		if (!rc->ran)
+			return -ENOMEM;
 		/* Also without actions: a changed rule is map data only. */
-		r = cgf_kernel_apply(k, objects, rc->plan, rc->actual, sync_maps, &args, &done, &message);
-		rc->applied = done;
+		r = cgf_kernel_apply(k, objects, rc->plan, rc->actual, sync_maps, &args, &rc->failures, rc->ran,
+				     &done, &message);
+		rc->applied += done;
 		if (r == -ESTALE && rc->stale < CGF_RECONCILE_STALE_RETRIES) {
+			/* The stale lists are read and planned again; those that
+			 * failed otherwise wait for the caller's retry. */
 			rc->stale++;
+			cgf_list_failures_forget_error(&rc->failures, -ESTALE);
 			r = read_and_plan(k, rc);
 			if (r < 0)
 				return r;
 			continue;
 		}
+		if (r == -ESTALE)
+			r = 0; /* still changing under us: failed lists, retried later */
 		if (r < 0) {
 			free(rc->error);
 			rc->error = TAKE_PTR(message);
@@ -110,7 +147,8 @@ int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, co
 		r = read_and_plan(k, rc);
 		if (r < 0)
 			return r;
-		rc->converged = rc->plan->n_actions == 0;
+		/* The failed lists differ, and are said as failed. */
+		rc->converged = cgf_list_failures_cover_plan(&rc->failures, rc->plan);
 		if (!rc->converged)
 			rc->leftover = TAKE_PTR(rc->plan);
 		cgf_plan_free(rc->plan);

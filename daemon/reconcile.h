@@ -10,7 +10,14 @@
  *
  * -ESTALE from the kernel means another controller changed a list
  * between our read and our write: read again and plan again, a few
- * times, never overwriting what we did not see.
+ * times, never overwriting what we did not see.  The lists that went
+ * through already give no action in the new plan.
+ *
+ * Failures are per (cgroup, direction) list (kernel.h, list-failures.h):
+ * an action that fails, or a rules filter whose maps cannot be written,
+ * fails its lists and no other; their remaining actions are skipped,
+ * every other list is applied.  A list still stale after the last retry
+ * is a failed list too.  A cgroup that went meanwhile is done, not failed.
  */
 
 #include <stdbool.h>
@@ -27,18 +34,29 @@ struct cgf_reconcile {
 	struct cgf_desired *desired;
 	struct cgf_actual *actual;    /* the kernel as last read (after applying: the result) */
 	struct cgf_plan *plan;        /* the plan made (and, with apply, run) */
-	size_t applied;               /* actions of it that took effect */
+	bool *ran;                    /* per action of plan: it took effect */
+	size_t applied;               /* actions that took effect (over every -ESTALE retry) */
+	struct cgf_list_failures failures; /* the lists left as they were, and why */
 	unsigned stale;               /* -ESTALE answers seen, each followed by a new plan */
 	int gc_removed;               /* instances unpinned afterwards */
-	bool converged;               /* after applying, planning again gave nothing */
+	bool converged;               /* after applying, planning again gave nothing
+				       * but actions of failed lists */
 	struct cgf_plan *leftover;    /* ... else what it gave */
 	char *error;                  /* what failed, naming the object */
 };
 
 void cgf_reconcile_done(struct cgf_reconcile *r);
 
-/* Returns 0, or -errno with ret->error set where there is more to say.
- * ret is filled either way (free it with cgf_reconcile_done()). */
+/*
+ * Returns 0, or -errno with ret->error set where there is more to say.
+ * ret is filled either way (free it with cgf_reconcile_done()).
+ *
+ * 0 with ret->failures.n > 0 is a partial success: every list but those
+ * was applied, and those are as they were, or part way to the policy
+ * (they are what to retry).  A -errno is fatal for the whole reconcile
+ * (the tree or the kernel could not be read, a program did not load,
+ * out of memory): nothing of the plan ran, or what ran is unknown.
+ */
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 		      bool apply, struct cgf_reconcile *ret);
 

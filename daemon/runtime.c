@@ -39,6 +39,32 @@ static int write_file(const char *name, const char *text) {
 	return 0;
 }
 
+int cgf_runtime_write_file(const char *name, const char *text) {
+	return write_file(name, text);
+}
+
+int cgf_runtime_read_file(const char *name, size_t max, char **ret) {
+	char path[256];
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	size_t size;
+	char *text;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", CGF_RUNTIME_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	r = read_fd_full(fd, max, &buf, &size);
+	if (r < 0)
+		return r;
+	text = strndup_nul(buf, size);
+	if (!text)
+		return -ENOMEM;
+	*ret = text;
+	return 0;
+}
+
 static int read_line(const char *name, char **ret) {
 	char path[256];
 	_cleanup_fclose_ FILE *f = NULL;

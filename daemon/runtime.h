@@ -30,5 +30,10 @@ int cgf_runtime_read_pid(pid_t *ret);
 int cgf_runtime_signal(pid_t pid, const char *name, int sig, char **ret_message);
 
 int cgf_runtime_write_reload(unsigned n, bool ok, const char *why);
+
+/* Any other file of CGF_RUNTIME_DIR, replaced whole; read back whole, at
+ * most max bytes (-EFBIG beyond), NUL-terminated. */
+int cgf_runtime_write_file(const char *name, const char *text);
+int cgf_runtime_read_file(const char *name, size_t max, char **ret);
 /* -ENOENT before the daemon's first report. */
 int cgf_runtime_read_reload(unsigned *ret_n, bool *ret_ok, char **ret_why);

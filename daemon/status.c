@@ -48,6 +48,7 @@ struct cgf_status *cgf_status_free(struct cgf_status *s) {
 		list_clear(&s->lists[i]);
 	free(s->lists);
 	free(s->kernel_release);
+	cgf_pending_free(s->daemon);
 	free(s);
 	return NULL;
 }
@@ -536,6 +537,11 @@ int cgf_status_render_table(const struct cgf_status *s, FILE *f) {
 		if (r < 0)
 			return r;
 	}
+	if (s->daemon) {
+		r = cgf_pending_render_table(s->daemon, f);
+		if (r < 0)
+			return r;
+	}
 	errno = 0;
 	if (fflush(f) != 0 || ferror(f))
 		return errno > 0 ? -errno : -EIO;
@@ -549,6 +555,11 @@ int cgf_status_render_json(const struct cgf_status *s, struct cgf_json *j) {
 	for (size_t i = 0; i < s->n_lists; i++)
 		list_json(&s->lists[i], j);
 	cgf_json_array_end(j);
+	cgf_json_key(j, "daemon");
+	if (s->daemon)
+		cgf_pending_render_json(s->daemon, j);
+	else
+		cgf_json_null(j);
 	cgf_json_object_end(j);
 	return cgf_json_status(j);
 }

@@ -55,6 +55,11 @@
  *
  * Unlike the table, the JSON has every list of the record, empty ones
  * included (its revision is information), and exact counter values.
+ *
+ * After the lists, both show the daemon's report when there is one
+ * (pending.h): its failed lists and the cgroups its walk skipped; the
+ * JSON as "daemon": {...} (null without a report), the table only what
+ * is not empty.
  */
 
 #include <stdbool.h>
@@ -65,6 +70,7 @@
 #include "json.h"
 #include "kernel-features.h"
 #include "macro.h"
+#include "pending.h"
 #include "policy.h"
 
 struct cgf_status_counters {
@@ -111,6 +117,8 @@ struct cgf_status {
 	char *kernel_release;   /* uname -r; NULL if unknown */
 	struct cgf_status_list *lists; /* sorted by cgroup, then direction */
 	size_t n_lists;
+	struct cgf_pending *daemon; /* owned: what the running daemon has not done
+				     * (pending.h); NULL: no daemon report */
 };
 
 struct cgf_status *cgf_status_new(void);

@@ -181,7 +181,7 @@ static void test_json(struct test_state *t) {
 		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615}}],\"notes\":[\"foreign program 42 runs before ours: preorder\"]},"
 		    "{\"cgroup\":\"web.slice/c\xc3\xa9" "1\",\"direction\":\"ingress\",\"mode\":\"none\",\"revision\":null,\"attached\":["
 		    "{\"id\":99,\"link_id\":null,\"name\":\"\",\"owner\":\"foreign\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"counters\":null}],\"effective\":[],\"notes\":[]}]}\n",
+		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"counters\":null}],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
 		    "the JSON");
 }
 
@@ -197,7 +197,7 @@ static void test_empty(struct test_state *t) {
 	CHECK_STREQ(t, json,
 		    "{\"kernel\":{\"release\":null,\"preorder\":null,\"ordering\":null,\"revision\":null},"
 		    "\"lists\":[{\"cgroup\":\"a\",\"direction\":\"egress\",\"mode\":\"none\",\"revision\":null,"
-		    "\"attached\":[],\"effective\":[],\"notes\":[]}]}\n",
+		    "\"attached\":[],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
 		    "an empty JSON");
 
 	/* Known features, unknown release; then both replaced. */

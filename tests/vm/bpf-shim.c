@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * LD_PRELOAD shim for backend.test, around syscall() (through which our
+ * LD_PRELOAD shim for backend.test, watch.test and isolation.test, around syscall() (through which our
  * lib/cgbpf-sys.c and libbpf call bpf(2)):
  *
  * - with $CGF_STALE_PIN it plays "another controller" that changes a
@@ -17,6 +17,20 @@
  * - with $CGF_BPF_CALLS it appends one line per bpf(2) call of any
  *   command (reads and queries too), so that a test can count what one
  *   event costs;
+ * - with $CGF_BPF_FAIL_NTH=N the N-th *mutating* call of the daemon's
+ *   own doing fails once, with $CGF_BPF_FAIL_ERRNO (a number; default
+ *   EBUSY), without reaching the kernel; "N+" fails the N-th and every
+ *   later one (a list that keeps failing).  Counted: BPF_PROG_ATTACH of a
+ *   program (not the probe's fd -1), BPF_PROG_DETACH, BPF_LINK_DETACH,
+ *   and BPF_MAP_UPDATE_ELEM / BPF_MAP_DELETE_ELEM on a map whose name
+ *   has no '.' (libbpf's own .rodata/.data/.bss set-up during a load is
+ *   not the daemon's map data and is not counted);
+ * - with $CGF_BPF_NTH_LOG each counted call appends "<n> <command>" to
+ *   that file, whether or not it succeeded: a fault-free run says how
+ *   many N there are to try;
+ * - with $CGF_BPF_RMDIR_NTH=N:PATH the cgroup directory PATH (empty) is
+ *   removed right before the N-th counted call: a cgroup that vanishes
+ *   between the daemon's snapshot and its attach;
  * - with $CGF_BPF_LOG it appends the name of every successful bpf(2)
  *   command that changes kernel state (loads, pins, attaches, detaches,
  *   map writes) to that file, one a line: a reconcile with nothing to do
@@ -30,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/bpf.h>
 
 #include "cgbpf-uapi.h"
@@ -38,6 +53,7 @@ typedef long (*syscall_fn)(long number, ...);
 
 static int fired;
 static long attaches;
+static long counted; /* mutating calls seen by CGF_BPF_FAIL_NTH, CGF_BPF_NTH_LOG, CGF_BPF_RMDIR_NTH */
 
 /* The commands that change something; reads and queries are not listed. */
 static const char *mutating(long cmd)
@@ -124,6 +140,64 @@ static int is_attach(long cmd, const void *attr)
 	return 0;
 }
 
+/* libbpf names the maps it makes for global data "<obj>.rodata" and the
+ * like; the daemon's maps have plain names ("config", "rules_v4"). */
+static int is_own_map(syscall_fn sys, uint32_t map_fd)
+{
+	struct bpf_map_info info;
+	union bpf_attr attr;
+
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = map_fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)) < 0)
+		return 1;
+	return strchr(info.name, '.') == NULL;
+}
+
+static int is_counted(syscall_fn sys, long cmd, const void *attr)
+{
+	switch (cmd) {
+	case BPF_PROG_ATTACH:
+		return is_attach(cmd, attr);
+	case BPF_PROG_DETACH:
+	case BPF_LINK_DETACH:
+		return 1;
+	case BPF_MAP_UPDATE_ELEM:
+	case BPF_MAP_DELETE_ELEM:
+		return is_own_map(sys, ((const union bpf_attr *)attr)->map_fd);
+	default:
+		return 0;
+	}
+}
+
+static void nth_log(long n, long cmd)
+{
+	const char *log = getenv("CGF_BPF_NTH_LOG");
+	FILE *f;
+
+	if (!log)
+		return;
+	f = fopen(log, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%ld %s\n", n, mutating(cmd));
+	fclose(f);
+}
+
+/* CGF_BPF_RMDIR_NTH=N:PATH */
+static void rmdir_before(long n)
+{
+	const char *spec = getenv("CGF_BPF_RMDIR_NTH");
+	char *end;
+
+	if (!spec || strtol(spec, &end, 10) != n || *end != ':')
+		return;
+	rmdir(end + 1);
+}
+
 long syscall(long number, ...)
 {
 	syscall_fn sys = real_syscall();
@@ -150,6 +224,19 @@ long syscall(long number, ...)
 	    getenv("CGF_BPF_FAIL_ATTACH") && ++attaches == atol(getenv("CGF_BPF_FAIL_ATTACH"))) {
 		errno = EBUSY;
 		return -1;
+	}
+	if (number == __NR_bpf && is_counted(sys, a[0], (const void *)a[1])) {
+		const char *nth = getenv("CGF_BPF_FAIL_NTH");
+
+		counted++;
+		nth_log(counted, a[0]);
+		rmdir_before(counted);
+		if (nth && (counted == atol(nth) || (strchr(nth, '+') && counted > atol(nth)))) {
+			const char *e = getenv("CGF_BPF_FAIL_ERRNO");
+
+			errno = e ? atoi(e) : EBUSY;
+			return -1;
+		}
 	}
 	ret = sys(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	/* Only what took effect: the daemon's feature probe attaches with
