@@ -323,6 +323,7 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 	r = read_links(&rd);
 	for (size_t i = 0; r >= 0 && i < tree->n_paths; i++) {
 		_cleanup_close_ int fd = open_cgroup(k, tree->paths[i]);
+		size_t n_lists = a->n_lists;
 		uint64_t id;
 
 		if (fd == -ENOENT || fd == -ENODEV)
@@ -338,6 +339,13 @@ int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, st
 		}
 		for (enum cgf_direction d = 0; r >= 0 && d < _CGF_DIRECTION_MAX; d++)
 			r = read_list(&rd, a, tree->paths[i], fd, id, d);
+		if (r == -ENOENT) {
+			/* Removed after the open: the query finds no live cgroup
+			 * behind the fd (css_tryget_online_from_dir()).  Like one
+			 * removed before: not in what we read, not an error. */
+			cgf_actual_truncate(a, n_lists);
+			r = 0;
+		}
 	}
 	reader_done(&rd);
 	if (r < 0)

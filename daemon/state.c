@@ -235,6 +235,11 @@ struct cgf_actual *cgf_actual_free(struct cgf_actual *a) {
 	return NULL;
 }
 
+void cgf_actual_truncate(struct cgf_actual *a, size_t n) {
+	while (a->n_lists > n)
+		actual_list_clear(&a->lists[--a->n_lists]);
+}
+
 int cgf_actual_add_list(struct cgf_actual *a, const char *cgroup, enum cgf_direction direction,
 			uint32_t flags, uint64_t revision, struct cgf_actual_list **ret) {
 	_cleanup_free_ char *c = NULL;

@@ -144,6 +144,8 @@ int cgf_actual_list_insert(struct cgf_actual_list *l, size_t at, const struct cg
 void cgf_actual_list_remove(struct cgf_actual_list *l, size_t at);
 void cgf_actual_entry_clear(struct cgf_actual_entry *e);
 void cgf_actual_sort(struct cgf_actual *a);
+/* Drops the lists added after the first n (before sorting: the newest). */
+void cgf_actual_truncate(struct cgf_actual *a, size_t n);
 /* NULL when there is no such list.  The lists must be sorted. */
 const struct cgf_actual_list *cgf_actual_find(const struct cgf_actual *a, const char *cgroup,
 					      enum cgf_direction direction);

@@ -434,6 +434,25 @@ static void run_limit_cases(struct test_state *t, size_t *n) {
 	*n += ELEMENTSOF(c);
 }
 
+/* What the kernel edge does for a cgroup removed between the open and
+ * the query: the lists it had added for it go again, the others stay. */
+static void test_actual_truncate(struct test_state *t) {
+	_cleanup_(cgf_actual_freep) struct cgf_actual *a = cgf_actual_new();
+	struct cgf_actual_entry e = { .prog_id = 7 };
+	struct cgf_actual_list *l;
+
+	REQUIRE(a);
+	REQUIRE(cgf_actual_add_list(a, "a", CGF_EGRESS, 0, 0, &l) == 0);
+	REQUIRE(cgf_actual_add_list(a, "gone", CGF_EGRESS, 0, 0, &l) == 0);
+	REQUIRE(cgf_actual_list_insert(l, 0, &e) == 0);
+	REQUIRE(cgf_actual_add_list(a, "gone", CGF_INGRESS, 0, 0, &l) == 0);
+	cgf_actual_truncate(a, 1);
+	CHECK(t, a->n_lists == 1, "lists left: %zu", a->n_lists);
+	CHECK_STREQ(t, a->lists[0].cgroup, "a", "the list kept");
+	cgf_actual_truncate(a, 5);
+	CHECK(t, a->n_lists == 1, "truncating to more than there is: %zu", a->n_lists);
+}
+
 int main(void) {
 	struct test_state t = {};
 	size_t n = ELEMENTSOF(cases);
@@ -441,6 +460,7 @@ int main(void) {
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
 		run_case(&t, cases[i].name, &cases[i].features, cases[i].actual, cases[i].desired, cases[i].expected);
 	run_limit_cases(&t, &n);
+	test_actual_truncate(&t);
 	printf("test-plan: %zu table cases\n", n);
 	return test_finish(&t, "test-plan");
 }
