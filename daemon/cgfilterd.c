@@ -46,6 +46,7 @@ struct loaded_policy {
 	struct cgf_objects objects;
 	char **watch_patterns; /* cgroup patterns whose cgroups matter: attachments, tenants' children */
 	size_t n_watch_patterns;
+	size_t first_tenant_children; /* watch_patterns from here on: the tenant hosts' child patterns */
 };
 
 struct manager {
@@ -109,11 +110,17 @@ static int collect_watch_patterns(struct loaded_policy *lp) {
 	int r;
 
 	for (size_t i = 0; i < lp->policy->n_attachments; i++) {
+		r = add_watch_pattern(lp, lp->policy->attachments[i].cgroup, "");
+		if (r < 0)
+			return r;
+	}
+	lp->first_tenant_children = lp->n_watch_patterns;
+	for (size_t i = 0; i < lp->policy->n_attachments; i++) {
 		const struct cgf_attachment *a = &lp->policy->attachments[i];
 
-		r = add_watch_pattern(lp, a->cgroup, "");
-		if (r >= 0 && a->n_tenants > 0)
-			r = add_watch_pattern(lp, streq(a->cgroup, ".") ? "" : a->cgroup, streq(a->cgroup, ".") ? "*" : "/*");
+		if (a->n_tenants == 0)
+			continue;
+		r = add_watch_pattern(lp, streq(a->cgroup, ".") ? "" : a->cgroup, streq(a->cgroup, ".") ? "*" : "/*");
 		if (r < 0)
 			return r;
 	}
@@ -171,6 +178,12 @@ static bool watch_wanted(const char *path, void *userdata) {
 
 	for (size_t i = 0; i < lp->n_watch_patterns; i++)
 		if (cgf_cgroup_pattern_may_be_ancestor(path, lp->watch_patterns[i]))
+			return true;
+	/* A tenant host's children themselves: the watch's end (IN_IGNORED)
+	 * is what gives the id of one that went away, whose tenant entry
+	 * must go with it, or a tenant's churn fills the map. */
+	for (size_t i = lp->first_tenant_children; i < lp->n_watch_patterns; i++)
+		if (cgf_cgroup_pattern_match(lp->watch_patterns[i], path))
 			return true;
 	return false;
 }
