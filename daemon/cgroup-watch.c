@@ -404,6 +404,33 @@ static int note_ended(struct cgf_watch *w, int wd, struct cgf_watch_changes *c) 
 	return 0;
 }
 
+/* A watched directory removed (or moved away) from a watched parent:
+ * its id is reported and its watch forgotten (and ended: the kernel may
+ * keep a dying cgroup's inode a while). */
+static int note_removed(struct cgf_watch *w, const struct inotify_event *e, struct cgf_watch_changes *c) {
+	_cleanup_free_ char *path = NULL;
+	size_t i;
+	int wd;
+
+	if (!wd_path(w, e->wd))
+		return 0;
+	path = event_path(w, e);
+	if (!path)
+		return -ENOMEM;
+	i = path_lower_bound(w, path);
+	if (i >= w->n_watches || !streq(w->watches[i].path, path))
+		return 0;
+	wd = w->watches[i].wd;
+	if (wd < 0) {
+		forget(w, i); /* an old name of a renamed cgroup: no id to report */
+		return 0;
+	}
+	if (note_ended(w, wd, c) < 0)
+		return -ENOMEM;
+	(void) inotify_rm_watch(w->fd, wd);
+	return 0;
+}
+
 int cgf_watch_drain(struct cgf_watch *w, struct cgf_watch_changes *ret) {
 	_Alignas(struct inotify_event) char buf[16384];
 	int r;
@@ -427,11 +454,15 @@ int cgf_watch_drain(struct cgf_watch *w, struct cgf_watch_changes *ret) {
 				ret->overflow = true;
 			else if ((e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR))
 				r = note_created(w, e, ret);
+			else if ((e->mask & (IN_DELETE | IN_MOVED_FROM)) && (e->mask & IN_ISDIR))
+				/* The parent says it at once; the directory's own
+				 * IN_IGNORED comes when cgroupfs lets the inode go,
+				 * which for a dying cgroup can be much later.  An
+				 * unwatched one took its lists with it, and nothing
+				 * of ours names it. */
+				r = note_removed(w, e, ret);
 			else if (e->mask & IN_IGNORED)
 				r = note_ended(w, e->wd, ret);
-			/* IN_DELETE / IN_MOVED_FROM: a watched directory's own
-			 * IN_IGNORED says it (with its id); an unwatched one
-			 * took its lists with it, and nothing of ours names it. */
 			if (r < 0)
 				return r;
 			p += sizeof(*e) + e->len;
