@@ -82,8 +82,8 @@ static inline bool cgf_watch_changes_empty(const struct cgf_watch_changes *c) {
 
 /* Drains the pending events into *ret (which the caller frees with
  * cgf_watch_changes_done(), also on error) and forgets the watches the
- * kernel ended or whose directory was removed (reported in ret->removed).  Returns 0 or
- * -errno. */
+ * kernel ended or whose directory was removed (their ids are in
+ * ret->removed).  Returns 0 or -errno. */
 int cgf_watch_drain(struct cgf_watch *w, struct cgf_watch_changes *ret);
 
 void cgf_strv_free(char **v, size_t n);
