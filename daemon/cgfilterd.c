@@ -314,6 +314,16 @@ static void retry_later(struct manager *m, bool failed) {
 	m->retry_delay = m->retry_delay * 2 > RETRY_DELAY_MAX ? RETRY_DELAY_MAX : m->retry_delay * 2;
 }
 
+/* What a watch update could not do, said once per update. */
+static void log_watch_result(int r, const struct cgf_watch_failures *failed, const char *what) {
+	if (r < 0)
+		log_warning("watching %s, ignoring: %s", what, strerror(-r));
+	else if (failed->n > 0)
+		log_warning("cannot watch %u of %s (the first: %s), ignoring: %s; "
+			    "cgroups created in them are seen at the next full reconcile",
+			    failed->n, what, failed->first_path, strerror(-failed->first_error));
+}
+
 /* Watches what a full reconcile's tree shows; returns the number of
  * watches added (a directory watched only now may have gained children
  * since the tree was read: the caller looks again). */
@@ -322,12 +332,7 @@ static int watch_full(struct manager *m, const struct loaded_policy *lp, const s
 	int added;
 
 	added = cgf_watch_update(m->watch, tree, watch_wanted, (void *) lp, &failed);
-	if (added < 0)
-		log_warning("watching the cgroup tree, ignoring: %s", strerror(-added));
-	else if (failed.n > 0)
-		log_warning("cannot watch %u cgroup directories (the first: %s), ignoring: %s; "
-			    "cgroups created in them are seen at the next full reconcile",
-			    failed.n, failed.first_path, strerror(-failed.first_error));
+	log_watch_result(added, &failed, "the cgroup directories");
 	return added;
 }
 
@@ -341,12 +346,7 @@ static void watch_scope(struct manager *m, const struct loaded_policy *lp, const
 	*ret_added = NULL;
 	*ret_n_added = 0;
 	r = cgf_watch_add_scope(m->watch, tree, watch_wanted, (void *) lp, &failed, ret_added, ret_n_added);
-	if (r < 0)
-		log_warning("watching new cgroups, ignoring: %s", strerror(-r));
-	else if (failed.n > 0)
-		log_warning("cannot watch %u new cgroup directories (the first: %s), ignoring: %s; "
-			    "cgroups created in them are seen at the next full reconcile",
-			    failed.n, failed.first_path, strerror(-failed.first_error));
+	log_watch_result(r, &failed, "the new cgroup directories");
 }
 
 /*

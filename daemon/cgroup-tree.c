@@ -136,18 +136,29 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigne
 	return r;
 }
 
-int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret) {
-	struct cgf_cgroup_tree t = {};
+/* The root as the tree's first path, "."; returns an fd of it, or -errno. */
+static int add_root(struct cgf_cgroup_tree *t, int root_fd, cgf_cgroup_id_func id_of) {
 	int fd, r;
 
 	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = add_path(&t, ".", fd, id_of);
+	r = add_path(t, ".", fd, id_of);
 	if (r < 0) {
 		close(fd);
-		cgf_cgroup_tree_done(&t);
 		return r;
+	}
+	return fd;
+}
+
+int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret) {
+	struct cgf_cgroup_tree t = {};
+	int fd, r;
+
+	fd = add_root(&t, root_fd, id_of);
+	if (fd < 0) {
+		cgf_cgroup_tree_done(&t);
+		return fd;
 	}
 	r = walk(&t, fd, ".", 0, id_of);
 	if (r < 0) {
@@ -293,13 +304,10 @@ int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_p
 	struct cgf_cgroup_tree t = {};
 	int fd, r;
 
-	fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = add_path(&t, ".", fd, id_of);
-	close(fd);
+	r = fd = add_root(&t, root_fd, id_of);
 	if (r < 0)
 		goto fail;
+	close(fd);
 	if (n_paths > 0) {
 		sorted = malloc(n_paths * sizeof(*sorted));
 		r = -ENOMEM;

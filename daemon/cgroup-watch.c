@@ -143,11 +143,31 @@ static int compare_path(const void *a, const void *b) {
 	return strcmp(((const struct watch *) a)->path, ((const struct watch *) b)->path);
 }
 
+/* The first index among the first n (sorted) watches whose path is not
+ * below path. */
+static size_t path_lower_bound_n(const struct cgf_watch *w, size_t n, const char *path) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(w->watches[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t path_lower_bound(const struct cgf_watch *w, const char *path) {
+	return path_lower_bound_n(w, w->n_watches, path);
+}
+
 /* The watch of path among the first n (sorted) watches, or NULL. */
 static struct watch *find_path(struct cgf_watch *w, size_t n, const char *path) {
-	struct watch key = { .path = (char *) path };
+	size_t i = path_lower_bound_n(w, n, path);
 
-	return n > 0 ? bsearch(&key, w->watches, n, sizeof(*w->watches), compare_path) : NULL;
+	return i < n && streq(w->watches[i].path, path) ? &w->watches[i] : NULL;
 }
 
 /* Keeps the order: the watches stay sorted by path. */
@@ -273,21 +293,6 @@ int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 	if (ret_failures)
 		*ret_failures = failures;
 	return added;
-}
-
-/* The first index of the (sorted) watches whose path is not below path. */
-static size_t path_lower_bound(const struct cgf_watch *w, const char *path) {
-	size_t lo = 0, hi = w->n_watches;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(w->watches[mid].path, path) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int cgf_watch_add_scope(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
