@@ -22,6 +22,9 @@ static pid_t spawn(const char *path) {
 
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
+		/* The test may run under nohup: a sleep that ignores SIGHUP
+		 * would outlive the check that it dies of one. */
+		signal(SIGHUP, SIG_DFL);
 		execl(path, path, "60", (char *) NULL);
 		_exit(127);
 	}
