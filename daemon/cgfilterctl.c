@@ -373,7 +373,7 @@ static int verb_plan(int argc, char *argv[]) {
 	/* Warnings too: the operator sees what the daemon would log. */
 	cgf_diags_sort(&diags);
 	(void) cgf_diags_render(&diags, stderr, CGF_RENDER_SOURCE);
-	r = cgf_reconcile_run(k, policy, &objects, false, &rc);
+	r = cgf_reconcile_run(k, policy, &objects, NULL, false, &rc);
 	if (r < 0) {
 		ret = fail(rc.error ?: "planning", r);
 		goto finish;

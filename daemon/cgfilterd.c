@@ -34,6 +34,7 @@
 #include "pending.h"
 #include "policy-load.h"
 #include "policy-read.h"
+#include "reach.h"
 #include "reconcile.h"
 #include "runtime.h"
 
@@ -314,6 +315,64 @@ static void retry_later(struct manager *m, bool failed) {
 	m->retry_delay = m->retry_delay * 2 > RETRY_DELAY_MAX ? RETRY_DELAY_MAX : m->retry_delay * 2;
 }
 
+/*
+ * The reach of a full reconcile of lp (reach.h): the record's patterns,
+ * the policy in force's and lp's, written back before anything changes,
+ * so that a crash half way leaves a record that covers what was done.
+ * false: no valid record, or it could not be written: the walk reads the
+ * whole host (and, if that converges, a new record starts).
+ */
+static bool reach_before(struct manager *m, const struct loaded_policy *lp, struct cgf_reach *ret) {
+	_cleanup_free_ char *text = NULL, *written = NULL;
+	struct cgf_reach r = {};
+	int k;
+
+	k = cgf_runtime_read_file(CGF_REACH_FILE, CGF_REACH_FILE_MAX, &text);
+	if (k >= 0)
+		k = cgf_reach_parse(text, &r);
+	if (k == -ENOENT) {
+		log_debug("no record of where programs of ours may be: reading the whole cgroup tree");
+		return false;
+	}
+	if (k >= 0)
+		k = cgf_reach_add_policy(&r, lp->policy);
+	if (k >= 0 && m->current.policy)
+		k = cgf_reach_add_policy(&r, m->current.policy);
+	if (k >= 0)
+		k = cgf_reach_format(&r, &written);
+	if (k >= 0)
+		k = cgf_runtime_write_file(CGF_REACH_FILE, written);
+	if (k < 0) {
+		log_warning(CGF_RUNTIME_DIR "/" CGF_REACH_FILE ": %s; reading the whole cgroup tree",
+			    k == -EBADMSG ? "not a record of ours" : strerror(-k));
+		cgf_reach_done(&r);
+		(void) cgf_runtime_remove_file(CGF_REACH_FILE);
+		return false;
+	}
+	*ret = r;
+	return true;
+}
+
+/* After a full reconcile of lp converged, every program of ours outside
+ * its patterns is gone: the record is the policy's own reach. */
+static void reach_after(const struct loaded_policy *lp) {
+	_cleanup_free_ char *text = NULL;
+	struct cgf_reach r = {};
+	int k;
+
+	k = cgf_reach_add_policy(&r, lp->policy);
+	if (k >= 0)
+		k = cgf_reach_format(&r, &text);
+	if (k >= 0)
+		k = cgf_runtime_write_file(CGF_REACH_FILE, text);
+	cgf_reach_done(&r);
+	if (k < 0) {
+		log_warning("writing " CGF_RUNTIME_DIR "/" CGF_REACH_FILE ": %s; the next full reconcile reads the "
+			    "whole cgroup tree", strerror(-k));
+		(void) cgf_runtime_remove_file(CGF_REACH_FILE);
+	}
+}
+
 /* What a watch update could not do, said once per update. */
 static void log_watch_result(int r, const struct cgf_watch_failures *failed, const char *what) {
 	if (r < 0)
@@ -360,12 +419,22 @@ static void watch_scope(struct manager *m, const struct loaded_policy *lp, const
 static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
+	struct cgf_reach reach = {};
 	char **again = NULL;
 	size_t n_again = 0;
-	bool converged, current = lp == &m->current;
+	bool converged, current = lp == &m->current, whole;
 	int r, added = 0;
 
-	r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
+	if (scope)
+		r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
+	else {
+		bool within = reach_before(m, lp, &reach);
+
+		r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, true, &rc);
+		cgf_reach_done(&reach);
+	}
+	/* Every list of the plan applied (the failures move on below). */
+	whole = r >= 0 && rc.failures.n == 0;
 	if (rc.plan)
 		log_plan(&rc);
 	if (r >= 0 && rc.failures.n > 0) {
@@ -440,6 +509,8 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 			added = watch_full(m, lp, &rc.tree);
 	}
 	converged = r >= 0 && rc.converged && rc.failures.n == 0 && (!current || m->pending.n == 0);
+	if (!scope && whole && rc.converged)
+		reach_after(lp);
 	if (r >= 0)
 		r = (int) (current && !scope ? m->pending.n : rc.failures.n);
 	cgf_reconcile_done(&rc);
@@ -661,7 +732,7 @@ static int show_plan(struct manager *m) {
 	r = manager_read_policy(m, &m->current);
 	if (r < 0)
 		return r;
-	r = cgf_reconcile_run(m->kernel, m->current.policy, &m->current.objects, false, &rc);
+	r = cgf_reconcile_run(m->kernel, m->current.policy, &m->current.objects, NULL, false, &rc);
 	if (r >= 0)
 		r = cgf_plan_format(rc.plan, &text);
 	if (r < 0)

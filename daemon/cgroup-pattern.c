@@ -482,7 +482,11 @@ bool cgf_cgroup_pattern_may_be_ancestor(const char *ancestor, const char *descen
 	return patterns_overlap(ancestor, below, ELEMENTSOF(below), descendant);
 }
 
-bool cgf_cgroup_pattern_match(const char *pattern, const char *path) {
+/* The table of "pattern[i..] matches path[j..]", filled from the end.
+ * reach: also true where the path ends first (a cgroup below it may
+ * match the rest of the pattern) and where the pattern ends first (the
+ * path lies below a match). */
+static bool match_components(const char *pattern, const char *path, bool reach) {
 	_cleanup_free_ bool *ok = NULL;
 	struct ptok *t = NULL;
 	_cleanup_free_ char **comps = NULL;
@@ -518,7 +522,7 @@ bool cgf_cgroup_pattern_match(const char *pattern, const char *path) {
 	if (ok) {
 		for (size_t i = n + 1; i-- > 0;)
 			for (size_t j = m + 1; j-- > 0;) {
-				bool v = i == (size_t) n && j == m;
+				bool v = (i == (size_t) n && j == m) || (reach && (i == (size_t) n || j == m));
 
 				if (!v && i < (size_t) n && t[i].dstar)
 					v = ok[(i + 1) * w + j] || (j < m && ok[i * w + j + 1]);
@@ -531,4 +535,12 @@ bool cgf_cgroup_pattern_match(const char *pattern, const char *path) {
 	}
 	ptoks_free(t, n);
 	return r;
+}
+
+bool cgf_cgroup_pattern_match(const char *pattern, const char *path) {
+	return match_components(pattern, path, false);
+}
+
+bool cgf_cgroup_pattern_may_reach(const char *pattern, const char *path) {
+	return match_components(pattern, path, true);
 }

@@ -34,6 +34,11 @@ bool cgf_pattern_is_glob(const char *pattern);
 /* Does a valid pattern match a cgroup path ("." or "" is the root)? */
 bool cgf_cgroup_pattern_match(const char *pattern, const char *path);
 
+/* May path, or a cgroup below it, match the pattern, or does path lie
+ * below a cgroup that matches it?  Which directories a walk for the
+ * pattern's cgroups and their subtrees has to enter ("." always).  As
+ * conservative as the rest: a glob no name can match counts as a match. */
+bool cgf_cgroup_pattern_may_reach(const char *pattern, const char *path);
 /* May some cgroup path match both patterns? */
 bool cgf_cgroup_patterns_may_overlap(const char *a, const char *b);
 

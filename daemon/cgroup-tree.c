@@ -76,10 +76,17 @@ static int skip(struct cgf_cgroup_tree *t, const char *path, int error) {
 	return 0;
 }
 
+/* How a walk reads a cgroup's id, and which directories it enters (NULL:
+ * every one). */
+struct walk_how {
+	cgf_cgroup_id_func id_of;
+	cgf_cgroup_enter_func enter;
+	void *userdata;
+};
+
 /* Every directory of cgroupfs is a cgroup; files are its knobs.  "depth"
  * counts the levels below the root: each holds one open directory. */
-static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigned depth,
-		cgf_cgroup_id_func id_of) {
+static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigned depth, const struct walk_how *how) {
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
@@ -111,6 +118,9 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigne
 			break;
 		}
 		rel = streq(path, ".") ? de->d_name : child;
+		/* Outside what the caller asks about: not read, not skipped. */
+		if (how->enter && !how->enter(rel, how->userdata))
+			continue;
 		if (depth + 1 > CGF_CGROUP_TREE_DEPTH_MAX) {
 			r = skip(t, rel, -ELOOP);
 			continue;
@@ -126,9 +136,9 @@ static int walk(struct cgf_cgroup_tree *t, int dir_fd, const char *path, unsigne
 			r = errno == ENOMEM ? -ENOMEM : skip(t, rel, -errno);
 			continue;
 		}
-		r = add_path(t, rel, fd, id_of);
+		r = add_path(t, rel, fd, how->id_of);
 		if (r >= 0)
-			r = walk(t, fd, t->paths[t->n_paths - 1], depth + 1, id_of);
+			r = walk(t, fd, t->paths[t->n_paths - 1], depth + 1, how);
 		else
 			close(fd);
 	}
@@ -151,7 +161,9 @@ static int add_root(struct cgf_cgroup_tree *t, int root_fd, cgf_cgroup_id_func i
 	return fd;
 }
 
-int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret) {
+int cgf_cgroup_tree_read_within(int root_fd, cgf_cgroup_id_func id_of, cgf_cgroup_enter_func enter, void *userdata,
+				struct cgf_cgroup_tree *ret) {
+	const struct walk_how how = { .id_of = id_of, .enter = enter, .userdata = userdata };
 	struct cgf_cgroup_tree t = {};
 	int fd, r;
 
@@ -160,13 +172,17 @@ int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_
 		cgf_cgroup_tree_done(&t);
 		return fd;
 	}
-	r = walk(&t, fd, ".", 0, id_of);
+	r = walk(&t, fd, ".", 0, &how);
 	if (r < 0) {
 		cgf_cgroup_tree_done(&t);
 		return r;
 	}
 	*ret = t;
 	return 0;
+}
+
+int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret) {
+	return cgf_cgroup_tree_read_within(root_fd, id_of, NULL, NULL, ret);
 }
 
 int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret) {
@@ -295,7 +311,7 @@ static int read_one(struct cgf_cgroup_tree *t, int root_fd, const char *path, cg
 	if (depth == 0)
 		return 0; /* the root: it is there already, and not walked */
 	/* walk() owns the fd it is given. */
-	return walk(t, TAKE_FD(dir), t->paths[t->n_paths - 1], depth, id_of);
+	return walk(t, TAKE_FD(dir), t->paths[t->n_paths - 1], depth, &(const struct walk_how) { .id_of = id_of });
 }
 
 int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_paths, cgf_cgroup_id_func id_of,

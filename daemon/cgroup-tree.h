@@ -65,6 +65,14 @@ int cgf_cgroup_tree_read(int root_fd, struct cgf_cgroup_tree *ret);
 /* The same with another source of ids: the unit tests walk plain
  * directories, which have no cgroup ids. */
 int cgf_cgroup_tree_read_with(int root_fd, cgf_cgroup_id_func id_of, struct cgf_cgroup_tree *ret);
+/* Should the walk enter the directory at path (relative to the root)? */
+typedef bool (*cgf_cgroup_enter_func)(const char *path, void *userdata);
+/* The walk entering only where enter() says (NULL: everywhere): a
+ * directory it does not enter is not in the snapshot, nor anything below
+ * it, and is not counted as skipped.  The cost of the walk follows what
+ * enter() asks about, not the host: the reach of a policy (reach.h). */
+int cgf_cgroup_tree_read_within(int root_fd, cgf_cgroup_id_func id_of, cgf_cgroup_enter_func enter, void *userdata,
+				struct cgf_cgroup_tree *ret);
 void cgf_cgroup_tree_done(struct cgf_cgroup_tree *t);
 
 /*

@@ -3,6 +3,7 @@
 
 #include "expand.h"
 #include "maps-sync.h"
+#include "reach.h"
 #include "reconcile.h"
 
 void cgf_reconcile_done(struct cgf_reconcile *r) {
@@ -70,13 +71,23 @@ static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
 	return 0;
 }
 
+static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+	       const struct cgf_reach *reach, const struct cgf_reconcile_scope *scope, bool apply,
+	       struct cgf_reconcile *ret);
+
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		      bool apply, struct cgf_reconcile *ret) {
-	return cgf_reconcile_run_scope(k, p, objects, NULL, apply, ret);
+		      const struct cgf_reach *reach, bool apply, struct cgf_reconcile *ret) {
+	return run(k, p, objects, reach, NULL, apply, ret);
 }
 
 int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 			    const struct cgf_reconcile_scope *scope, bool apply, struct cgf_reconcile *ret) {
+	return run(k, p, objects, NULL, scope, apply, ret);
+}
+
+static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
+	       const struct cgf_reach *reach, const struct cgf_reconcile_scope *scope, bool apply,
+	       struct cgf_reconcile *ret) {
 	struct cgf_maps_scope maps_scope = {};
 	struct cgf_reconcile *rc = ret;
 	int r;
@@ -86,7 +97,10 @@ int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, co
 		maps_scope = (struct cgf_maps_scope) { .removed = scope->removed, .n_removed = scope->n_removed };
 		r = cgf_cgroup_tree_read_scope(cgf_kernel_cgroup_root_fd(k), scope->created, scope->n_created,
 					       cgf_cgroup_id_of_fd, &rc->tree);
-	} else
+	} else if (reach)
+		r = cgf_cgroup_tree_read_within(cgf_kernel_cgroup_root_fd(k), cgf_cgroup_id_of_fd, cgf_reach_enters,
+						(void *) reach, &rc->tree);
+	else
 		r = cgf_cgroup_tree_read(cgf_kernel_cgroup_root_fd(k), &rc->tree);
 	if (r == -EMEDIUMTYPE || r == -EOPNOTSUPP)
 		return errno_message(&rc->error, r,

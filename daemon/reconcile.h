@@ -26,6 +26,7 @@
 #include "kernel.h"
 #include "plan.h"
 #include "policy.h"
+#include "reach.h"
 
 #define CGF_RECONCILE_STALE_RETRIES 5
 
@@ -48,6 +49,11 @@ struct cgf_reconcile {
 void cgf_reconcile_done(struct cgf_reconcile *r);
 
 /*
+ * A full reconcile: the snapshot is the cgroups within reach (reach.h),
+ * or, with reach NULL, the whole host.  Every program of ours must lie
+ * within the reach: what is outside is neither seen nor detached, and
+ * the programs only it uses are unpinned as unused.
+ *
  * Returns 0, or -errno with ret->error set where there is more to say.
  * ret is filled either way (free it with cgf_reconcile_done()).
  *
@@ -58,7 +64,7 @@ void cgf_reconcile_done(struct cgf_reconcile *r);
  * out of memory): nothing of the plan ran, or what ran is unknown.
  */
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		      bool apply, struct cgf_reconcile *ret);
+		      const struct cgf_reach *reach, bool apply, struct cgf_reconcile *ret);
 
 /*
  * What one batch of cgroup events can affect: the cgroups that appeared

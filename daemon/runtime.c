@@ -43,6 +43,13 @@ int cgf_runtime_write_file(const char *name, const char *text) {
 	return write_file(name, text);
 }
 
+int cgf_runtime_remove_file(const char *name) {
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", CGF_RUNTIME_DIR, name);
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 int cgf_runtime_read_file(const char *name, size_t max, char **ret) {
 	char path[256];
 	_cleanup_close_ int fd = -EBADF;

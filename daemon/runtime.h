@@ -35,5 +35,7 @@ int cgf_runtime_write_reload(unsigned n, bool ok, const char *why);
  * most max bytes (-EFBIG beyond), NUL-terminated. */
 int cgf_runtime_write_file(const char *name, const char *text);
 int cgf_runtime_read_file(const char *name, size_t max, char **ret);
+/* Gone already is done. */
+int cgf_runtime_remove_file(const char *name);
 /* -ENOENT before the daemon's first report. */
 int cgf_runtime_read_reload(unsigned *ret_n, bool *ret_ok, char **ret_why);

@@ -97,10 +97,29 @@ static void test_match(struct test_state *t) {
 		{ "m/[!a-c]*", "m/banana", false },
 		{ "s/x\\x2dy", "s/x\\x2dy", true }, /* FNM_NOESCAPE */
 	};
+	static const struct {
+		const char *pattern, *path;
+		bool reach;
+	} reach[] = {
+		{ "a/*/c", ".", true },
+		{ "a/*/c", "a", true },
+		{ "a/*/c", "a/x", true },
+		{ "a/*/c", "a/x/c", true },
+		{ "a/*/c", "a/x/c/deep/er", true }, /* below a match: its subtree */
+		{ "a/*/c", "b", false },
+		{ "a/*/c", "a/x/d", false },
+		{ "a/**/c", "a/x/y/z", true },
+		{ "a/**/c", "b/x", false },
+		{ ".", "any/where", true },
+		{ "m/web-?", "m/web-10", false },
+	};
 
 	for (size_t i = 0; i < ELEMENTSOF(table); i++)
 		CHECK(t, cgf_cgroup_pattern_match(table[i].pattern, table[i].path) == table[i].match,
 		      "'%s' vs '%s'", table[i].pattern, table[i].path);
+	for (size_t i = 0; i < ELEMENTSOF(reach); i++)
+		CHECK(t, cgf_cgroup_pattern_may_reach(reach[i].pattern, reach[i].path) == reach[i].reach,
+		      "reach '%s' from '%s'", reach[i].pattern, reach[i].path);
 }
 
 static void test_relations(struct test_state *t) {
@@ -228,6 +247,27 @@ static void test_brute_force(struct test_state *t) {
 			}
 		}
 	CHECK(t, disagree == 0, "%u pattern pairs disagree with brute force", disagree);
+
+	/* Reach: a cgroup at or below the path matches, or one above it
+	 * does.  Exact for paths of one component (a witness below one
+	 * needs at most three); for deeper ones it must never say no where
+	 * a witness exists (the walk would miss a cgroup it needs). */
+	disagree = 0;
+	for (size_t i = 0; i < np; i++)
+		for (size_t j = 0; j < nq; j++) {
+			bool bf = false, got = cgf_cgroup_pattern_may_reach(patterns[i], paths[j]);
+			bool shallow = !strchr(paths[j], '/');
+
+			for (size_t l = 0; l < nq && !bf; l++)
+				bf = m[i][l] && (l == j || is_strict_prefix(paths[j], paths[l]) ||
+						 is_strict_prefix(paths[l], paths[j]));
+			if (shallow ? got != bf : bf && !got) {
+				if (disagree++ < 10)
+					fprintf(stderr, "reach '%s' '%s': %d, brute force %d\n", patterns[i], paths[j],
+						got, bf);
+			}
+		}
+	CHECK(t, disagree == 0, "%u pattern/path pairs: reach disagrees with brute force", disagree);
 
 	/* Matching agrees with fnmatch(3) on single components. */
 	for (size_t i = 0; i < ELEMENTSOF(comps); i++)

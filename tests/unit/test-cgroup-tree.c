@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cgroup-tree.h"
+#include "reach.h"
 #include "macro.h"
 #include "tests.h"
 
@@ -197,6 +198,30 @@ int main(void) {
 		CHECK(&s, t.n_paths == 1 + 1 + 16 + CGF_CGROUP_TREE_DEPTH_MAX + 1,
 		      "root, ok, 16 levels of long, %d of deep: got %zu", CGF_CGROUP_TREE_DEPTH_MAX, t.n_paths);
 		cgf_cgroup_tree_done(&t);
+
+		/* A walk within a reach enters neither: nothing skipped, no
+		 * cost for what is outside; below a match, all of it. */
+		{
+			struct cgf_reach reach = {};
+			size_t i;
+
+			REQUIRE(cgf_reach_add(&reach, "ok") == 0);
+			CHECK(&s, cgf_cgroup_tree_read_within(fd, ino_of, cgf_reach_enters, &reach, &t) == 0,
+			      "read within the reach 'ok'");
+			CHECK(&s, t.n_paths == 2 && has(&t, ".", &i) && has(&t, "ok", &i) && t.n_skipped == 0,
+			      "the root and ok, nothing skipped: %zu paths, %zu skipped", t.n_paths, t.n_skipped);
+			cgf_cgroup_tree_done(&t);
+			cgf_reach_done(&reach);
+			REQUIRE(cgf_reach_add(&reach, "deep/*/d") == 0);
+			CHECK(&s, cgf_cgroup_tree_read_within(fd, ino_of, cgf_reach_enters, &reach, &t) == 0,
+			      "read within the reach 'deep/*/d'");
+			CHECK(&s, t.n_paths == 1 + CGF_CGROUP_TREE_DEPTH_MAX && t.n_skipped == 1 && !has(&t, "ok", &i) &&
+				  !has(&t, "long", &i),
+			      "the chain below a match, to the depth bound, and nothing beside: %zu paths, %zu skipped",
+			      t.n_paths, t.n_skipped);
+			cgf_cgroup_tree_done(&t);
+			cgf_reach_done(&reach);
+		}
 		close(fd);
 		snprintf(path, sizeof(path), "rm -rf %s", base);
 		REQUIRE(system(path) == 0);
