@@ -383,16 +383,18 @@ static void log_watch_result(int r, const struct cgf_watch_failures *failed, con
 			    failed->n, what, failed->first_path, strerror(-failed->first_error));
 }
 
-/* Watches what a full reconcile's tree shows; returns the number of
- * watches added (a directory watched only now may have gained children
- * since the tree was read: the caller looks again). */
-static int watch_full(struct manager *m, const struct loaded_policy *lp, const struct cgf_cgroup_tree *tree) {
+/* Watches what a full reconcile's tree shows.  *ret_added: the
+ * directories watched only now (they may have gained children since the
+ * tree was read: the caller looks again). */
+static void watch_full(struct manager *m, const struct loaded_policy *lp, const struct cgf_cgroup_tree *tree,
+		       char ***ret_added, size_t *ret_n_added) {
 	struct cgf_watch_failures failed;
-	int added;
+	int r;
 
-	added = cgf_watch_update(m->watch, tree, watch_wanted, (void *) lp, &failed);
-	log_watch_result(added, &failed, "the cgroup directories");
-	return added;
+	*ret_added = NULL;
+	*ret_n_added = 0;
+	r = cgf_watch_update(m->watch, tree, watch_wanted, (void *) lp, &failed, ret_added, ret_n_added);
+	log_watch_result(r, &failed, "the cgroup directories");
 }
 
 /* The same for an event's partial tree: nothing outside it is forgotten.
@@ -423,7 +425,7 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	char **again = NULL;
 	size_t n_again = 0;
 	bool converged, current = lp == &m->current, whole;
-	int r, added = 0;
+	int r;
 
 	if (scope)
 		r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
@@ -494,19 +496,20 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 			  rc.tree.skipped[0].path);
 
 	if (m->watch && rc.tree.paths) {
-		if (scope) {
-			char **watched = NULL;
-			size_t n_watched = 0;
+		char **watched = NULL;
+		size_t n_watched = 0;
 
-			/* What appeared in them before their watch existed. */
+		if (scope)
 			watch_scope(m, lp, &rc.tree, &watched, &n_watched);
-			if (n_watched > 0 &&
-			    cgf_cgroup_tree_unseen_children(cgf_kernel_cgroup_root_fd(m->kernel), &rc.tree, watched,
-							    n_watched, &again, &n_again) < 0)
-				log_warning("looking for cgroups made before their parents' watches: out of memory");
-			cgf_strv_free(watched, n_watched);
-		} else
-			added = watch_full(m, lp, &rc.tree);
+		else
+			watch_full(m, lp, &rc.tree, &watched, &n_watched);
+		/* What appeared in them before their watch existed: an
+		 * event's reconcile of its own, not another full one. */
+		if (n_watched > 0 &&
+		    cgf_cgroup_tree_unseen_children(cgf_kernel_cgroup_root_fd(m->kernel), &rc.tree, watched, n_watched,
+						    &again, &n_again) < 0)
+			log_warning("looking for cgroups made before their parents' watches: out of memory");
+		cgf_strv_free(watched, n_watched);
 	}
 	converged = r >= 0 && rc.converged && rc.failures.n == 0 && (!current || m->pending.n == 0);
 	if (!scope && whole && rc.converged)
@@ -514,10 +517,6 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	if (r >= 0)
 		r = (int) (current && !scope ? m->pending.n : rc.failures.n);
 	cgf_reconcile_done(&rc);
-	if (r >= 0 && added > 0) {
-		cgf_strv_free(again, n_again);
-		return reconcile(m, lp, NULL, false, ret_message);
-	}
 	if (r >= 0 && n_again > 0) {
 		/* Cgroups created before their parents' watches existed: their
 		 * own round.  Each round goes one level deeper at least, and

@@ -355,9 +355,18 @@ fail:
 
 int cgf_cgroup_tree_unseen_children(int root_fd, const struct cgf_cgroup_tree *t, char *const *dirs, size_t n_dirs,
 				    char ***ret, size_t *ret_n) {
+	_cleanup_free_ const char **sorted = NULL;
 	char **out = NULL;
 	size_t n_out = 0;
 	int r = 0;
+
+	/* A full walk's tree is in walk order: look paths up in a sorted
+	 * copy of its pointers. */
+	sorted = malloc((t->n_paths + 1) * sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, t->paths, t->n_paths * sizeof(*sorted));
+	qsort_safe(sorted, t->n_paths, sizeof(*sorted), compare_tree_path_p);
 
 	for (size_t i = 0; r >= 0 && i < n_dirs; i++) {
 		int fd = openat(root_fd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -376,11 +385,12 @@ int cgf_cgroup_tree_unseen_children(int root_fd, const struct cgf_cgroup_tree *t
 
 			if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
 				continue;
-			if (asprintf(&child, "%s/%s", dirs[i], de->d_name) < 0) {
+			if (streq(dirs[i], ".") ? !(child = strdup(de->d_name))
+						 : asprintf(&child, "%s/%s", dirs[i], de->d_name) < 0) {
 				r = -ENOMEM;
 				break;
 			}
-			if (cgf_cgroup_tree_find_sorted(t, child) >= 0) {
+			if (bsearch(&child, sorted, t->n_paths, sizeof(*sorted), compare_tree_path_p)) {
 				free(child);
 				continue;
 			}

@@ -89,7 +89,7 @@ int cgf_cgroup_tree_read_scope(int root_fd, const char *const *paths, size_t n_p
 			       struct cgf_cgroup_tree *ret);
 
 /*
- * The child directories of dirs (cgroups of the sorted tree t) that t
+ * The child directories of dirs (cgroups of the tree t, in any order) that t
  * does not have: made after the walk read them.  For the directories
  * watched only after the walk, whose first children raised no event.
  * *ret (malloc()ed paths) may be empty.  A directory gone meanwhile has

@@ -244,11 +244,25 @@ fail:
 	return -ENOMEM;
 }
 
+/* Remembers the path of a directory watched only now, for the caller. */
+static int note_added(const char *path, char ***added, size_t *n_added) {
+	char **slot;
+
+	if (!added)
+		return 0;
+	slot = array_append((void **) added, *n_added, sizeof(**added));
+	if (!slot || !(*slot = strdup(path)))
+		return -ENOMEM;
+	(*n_added)++;
+	return 0;
+}
+
 int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 		     bool (*wanted)(const char *path, void *userdata), void *userdata,
-		     struct cgf_watch_failures *ret_failures) {
+		     struct cgf_watch_failures *ret_failures, char ***ret_added, size_t *ret_n_added) {
 	struct cgf_watch_failures failures = {};
-	size_t n_old = w->n_watches;
+	size_t n_old = w->n_watches, n_added_paths = 0;
+	char **added_paths = NULL;
 	int added = 0;
 
 	for (size_t i = 0; i < n_old; i++)
@@ -268,8 +282,14 @@ int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 				continue;
 		}
 		r = watch_directory(w, tree, i, x, SIZE_MAX);
-		if (r == -ENOMEM)
+		if (r > 0 && note_added(tree->paths[i], ret_added ? &added_paths : NULL, &n_added_paths) < 0)
+			r = -ENOMEM;
+		if (r == -ENOMEM) {
+			/* The watches stay as they are; sorted again below. */
+			cgf_strv_free(added_paths, n_added_paths);
+			qsort_safe(w->watches, w->n_watches, sizeof(*w->watches), compare_path);
 			return r;
+		}
 		if (r < 0) {
 			/* One directory we cannot watch (ENOSPC: the user's
 			 * max_user_watches) must not cost the others theirs. */
@@ -292,6 +312,10 @@ int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 	qsort_safe(w->watches, w->n_watches, sizeof(*w->watches), compare_path);
 	if (ret_failures)
 		*ret_failures = failures;
+	if (ret_added) {
+		*ret_added = added_paths;
+		*ret_n_added = n_added_paths;
+	}
 	return added;
 }
 
@@ -325,13 +349,10 @@ int cgf_watch_add_scope(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 			continue;
 		}
 		added += r;
-		if (r > 0 && ret_added) {
-			char **slot = array_append((void **) &added_paths, n_added_paths, sizeof(*added_paths));
-
-			r = -ENOMEM;
-			if (!slot || !(*slot = strdup(tree->paths[i])))
+		if (r > 0) {
+			r = note_added(tree->paths[i], ret_added ? &added_paths : NULL, &n_added_paths);
+			if (r < 0)
 				goto fail;
-			n_added_paths++;
 		}
 	}
 	if (ret_failures)

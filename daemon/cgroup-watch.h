@@ -42,13 +42,14 @@ struct cgf_watch_failures {
  * watch: the old one ended with the old directory.  A directory that
  * cannot be watched (ENOSPC: max_user_watches) is counted in
  * *ret_failures (optional) and does not stop the others.  Returns the
- * number of watches added (the caller reads the tree again when that is
- * not 0: a cgroup created in a directory before its watch existed would
- * be seen by no event) or -ENOMEM.
+ * number of watches added or -ENOMEM and, when ret_added is given, the
+ * paths of those directories (malloc()ed, to free with cgf_strv_free()):
+ * a cgroup created in one before its watch existed raised no event, so
+ * the caller looks into them again.
  */
 int cgf_watch_update(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 		     bool (*wanted)(const char *path, void *userdata), void *userdata,
-		     struct cgf_watch_failures *ret_failures);
+		     struct cgf_watch_failures *ret_failures, char ***ret_added, size_t *ret_n_added);
 
 /*
  * Watches the directories of a partial tree (cgf_cgroup_tree_read_scope())

@@ -87,6 +87,27 @@ int main(void) {
 	CHECK(&s, has(&t, "d", &id) && has(&t, "d/e", &ie), "d, d/e");
 	CHECK(&s, ia < ib && ib < ic && id < ie, "parents before children");
 	CHECK(&s, !has(&t, "link", &ia) && !has(&t, "cgroup.procs", &ia), "no files, no symlinks");
+	/* Made after the walk, in directories just watched: a full walk's
+	 * tree (walk order, not sorted) tells them from the ones it has. */
+	{
+		char *const watched[] = { (char *) ".", (char *) "a", (char *) "d/e" };
+		char **unseen = NULL;
+		size_t n_unseen = 0;
+
+		make(base, "fresh", true);
+		make(base, "a/new", true);
+		CHECK(&s, cgf_cgroup_tree_unseen_children(fd, &t, watched, ELEMENTSOF(watched), &unseen, &n_unseen) == 0,
+		      "unseen children");
+		CHECK(&s, n_unseen == 2 && streq(unseen[0], "fresh") && streq(unseen[1], "a/new"),
+		      "exactly the two made after the walk: %zu", n_unseen);
+		for (size_t i = 0; i < n_unseen; i++)
+			free(unseen[i]);
+		free(unseen);
+		snprintf(path, sizeof(path), "%s/fresh", base);
+		REQUIRE(rmdir(path) == 0);
+		snprintf(path, sizeof(path), "%s/a/new", base);
+		REQUIRE(rmdir(path) == 0);
+	}
 	cgf_cgroup_tree_done(&t);
 	CHECK(&s, t.n_paths == 0 && !t.paths, "done clears");
 

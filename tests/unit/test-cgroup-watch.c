@@ -52,7 +52,7 @@ static int update(struct cgf_watch *w, int root_fd, struct cgf_watch_failures *f
 	int r;
 
 	REQUIRE(cgf_cgroup_tree_read_with(root_fd, ino_of, &t) == 0);
-	r = cgf_watch_update(w, &t, want_all, NULL, failed);
+	r = cgf_watch_update(w, &t, want_all, NULL, failed, NULL, NULL);
 	cgf_cgroup_tree_done(&t);
 	return r;
 }
@@ -234,7 +234,7 @@ int main(void) {
 				if (streq(real.paths[i], paths[j]))
 					ids[j] = real.ids[i];
 		cgf_cgroup_tree_done(&real);
-		r = cgf_watch_update(w, &t, want_all, NULL, &failed);
+		r = cgf_watch_update(w, &t, want_all, NULL, &failed, NULL, NULL);
 		CHECK(&s, failed.n == 1 && failed.first_error == -ENAMETOOLONG && failed.first_path == too_long,
 		      "the long path failed with ENAMETOOLONG, got %u, %d", failed.n, failed.first_error);
 		CHECK(&s, r == 1, "b after it is watched, got %d", r);
