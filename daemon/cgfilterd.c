@@ -816,6 +816,12 @@ static int run(int argc, char *argv[]) {
 			return r;
 		}
 	}
+	if (!once) {
+		/* A previous daemon's verdict and pid would answer for us
+		 * until our first reconcile is done: they go now. */
+		(void) cgf_runtime_remove_file("reload");
+		(void) cgf_runtime_remove_file("pid");
+	}
 	r = manager_read_policy(m, &m->current);
 	if (r < 0)
 		return r;
