@@ -13,7 +13,7 @@
 
 #include "cgbpf-sys.h"
 
-#define FIXTURE_MAX_PROGS	160
+#define FIXTURE_MAX_PROGS	256
 #define FIXTURE_MAX_RUN		256	/* RECORD_MAX in recorder.bpf.c */
 #define FIXTURE_TEST_PORT	47813
 /* A file descriptor number the tests keep closed: "a bad fd". */

@@ -6,13 +6,14 @@
  * invalid ones (clashing modes, bad anchors, unknown bits, stale
  * revisions) so that every error path is taken many times.
  *
- * Two things are never generated, because the spec leaves their
- * answer open in a way the model cannot follow (the result would be a
- * success either way, with different lists):
- *  - a prog anchor whose prog is attached to that cgroup through a
- *    link (upstream matches only directly attached progs);
- *  - an id of the wrong kind (a link id with a prog anchor or the other
- *    way round), which may name some unrelated object.
+ * Prog anchors include the programs of the cgroup's link entries: as
+ * upstream's get_prog_list(), a prog anchor matches only a program
+ * attached directly, so such an anchor is -ENOENT unless the program is
+ * also attached directly, and then it is that entry.
+ *
+ * One thing is never generated, because the model cannot know its
+ * answer: an id of the wrong kind (a link id with a prog anchor or the
+ * other way round), which may name some unrelated object.
  */
 #include <stdio.h>
 #include <string.h>
@@ -109,16 +110,6 @@ static uint32_t pick_invalid_bit(struct fuzz_gen *g)
 	return bits[fuzz_gen_below(g, sizeof(bits) / sizeof(bits[0]))];
 }
 
-static bool prog_is_linked_in(const struct model *m, int cg, int prog)
-{
-	const struct model_cgroup *c = &m->cg[cg];
-
-	for (int i = 0; i < c->n; i++)
-		if (c->list[i].link >= 0 && m->link[c->list[i].link].prog == prog)
-			return true;
-	return false;
-}
-
 static int pick_used_link(struct fuzz_gen *g, const struct model *m)
 {
 	int used[MODEL_MAX_LINKS], n = 0;
@@ -151,8 +142,13 @@ static struct model_anchor pick_anchor(struct fuzz_gen *g, const struct model *m
 	if (r < 55 && c->n > 0) {
 		const struct model_entry *e = &c->list[fuzz_gen_below(g, (uint64_t)c->n)];
 
-		a = e->link >= 0 ? (struct model_anchor){ MODEL_ANCHOR_LINK, e->link }
-				 : (struct model_anchor){ MODEL_ANCHOR_PROG, e->prog };
+		if (e->link < 0)
+			a = (struct model_anchor){ MODEL_ANCHOR_PROG, e->prog };
+		else if (chance(g, 35))
+			/* the prog of a link entry, as a prog anchor */
+			a = (struct model_anchor){ MODEL_ANCHOR_PROG, m->link[e->link].prog };
+		else
+			a = (struct model_anchor){ MODEL_ANCHOR_LINK, e->link };
 	} else if (r < 72) {
 		a = (struct model_anchor){ MODEL_ANCHOR_PROG, pick_prog(g) };
 	} else if (r < 82) {
@@ -173,8 +169,6 @@ static struct model_anchor pick_anchor(struct fuzz_gen *g, const struct model *m
 		a = (struct model_anchor){ MODEL_ANCHOR_UNKNOWN, 0 };
 	if (a.kind == MODEL_ANCHOR_LINK && !m->link[a.handle].used)
 		a = (struct model_anchor){ MODEL_ANCHOR_UNKNOWN, 0 };	/* its fd is gone */
-	if (a.kind == MODEL_ANCHOR_PROG && prog_is_linked_in(m, cg, a.handle))
-		a = (struct model_anchor){ MODEL_ANCHOR_UNKNOWN, 0 };
 	return a;
 }
 

@@ -52,8 +52,28 @@ struct fuzz {
 	unsigned kinds[FUZZ_KINDS];
 	unsigned results[9];		/* 0, -EINVAL, -EPERM, -ENOENT, -ESTALE, -E2BIG, -EBADF, -ENOLINK, other */
 	unsigned open_primary, open_alt, traffic_checks, state_checks;
-	int preorder_reported;		/* -1 not seen yet, 0 no, 1 yes */
+	/* prog anchors on a prog that runs in the list through a link:
+	 * only there (upstream: -ENOENT), or also attached directly */
+	unsigned anchor_link_only, anchor_link_and_direct;
 };
+
+/* Counts the prog anchors the kernel must not find in a link's entry. */
+static void count_anchor(struct fuzz *z, const struct model_attach *a)
+{
+	const struct model_cgroup *c = &z->m.cg[a->cgroup];
+	bool linked = false, direct = false;
+
+	if (a->link_create || a->anchor.kind != MODEL_ANCHOR_PROG || (a->flags & BPF_F_LINK))
+		return;
+	for (int i = 0; i < c->n; i++) {
+		if (c->list[i].link >= 0)
+			linked |= z->m.link[c->list[i].link].prog == a->anchor.handle;
+		else
+			direct |= c->list[i].prog == a->anchor.handle;
+	}
+	if (linked)
+		direct ? z->anchor_link_and_direct++ : z->anchor_link_only++;
+}
 
 static void result_count(struct fuzz *z, int r)
 {
@@ -213,20 +233,11 @@ static const char *compare_cgroup(struct fuzz *z, int cg, char *why, size_t size
 		if (q.ids[i] != z->prog[h]->id)
 			return snprintf(why, size, "#%d: entry %d is %s, model %s", cg, i,
 					prog_name(z, prog_handle_of_id(z, q.ids[i])), prog_name(z, h)), why;
-		if ((pf & ~BPF_F_PREORDER) != q.attach_flags)
-			return snprintf(why, size, "#%d: entry %d prog_attach_flags 0x%x, mode 0x%x", cg, i, pf,
-					q.attach_flags), why;
-		/* Reporting PREORDER is optional (spec), but then for every entry. */
-		if (e->preorder) {
-			int seen = !!(pf & BPF_F_PREORDER);
-
-			if (z->preorder_reported < 0)
-				z->preorder_reported = seen;
-			if (seen != z->preorder_reported)
-				return snprintf(why, size, "#%d: entry %d: PREORDER reported for some entries only", cg, i), why;
-		} else if (pf & BPF_F_PREORDER) {
-			return snprintf(why, size, "#%d: entry %d: PREORDER reported for a plain prog", cg, i), why;
-		}
+		/* upstream's __cgroup_bpf_query(): the cgroup's mode for every
+		 * entry, BPF_F_PREORDER ones included */
+		if (pf != q.attach_flags)
+			return snprintf(why, size, "#%d: entry %d%s: prog_attach_flags 0x%x, mode 0x%x", cg, i,
+					e->preorder ? " (PREORDER)" : "", pf, q.attach_flags), why;
 	}
 
 	r = cgbpf_prog_query(z->cg_fd[cg], EGRESS, BPF_F_QUERY_EFFECTIVE, &q);
@@ -307,6 +318,7 @@ static const char *step(struct fuzz *z, const struct fuzz_op *op, char *why, siz
 	case FUZZ_ATTACH:
 	case FUZZ_LINK_CREATE:
 		p = model_predict_attach(&z->m, &op->attach);
+		count_anchor(z, &op->attach);
 		r = send_attach(z, &op->attach);
 		if (op->kind == FUZZ_LINK_CREATE && r >= 0) {
 			z->link_fd[op->link] = r;
@@ -426,11 +438,11 @@ static void summary(const struct fuzz *z)
 	report_note("random: results: %s", line);
 	report_note("random: %u state comparisons (8 cgroups each), %u traffic checks", z->state_checks,
 		    z->traffic_checks);
+	report_note("random: prog anchors on a prog linked in the list: %u only through a link, "
+		    "%u also attached directly", z->anchor_link_only, z->anchor_link_and_direct);
 	if (z->open_primary || z->open_alt)
 		report_note("random: spec-open cases: the kernel took the upstream reading %u times, "
 			    "the strict one %u times", z->open_primary, z->open_alt);
-	if (z->preorder_reported >= 0)
-		report_note("random: prog_attach_flags %s PREORDER", z->preorder_reported ? "reports" : "does not report");
 }
 
 void fuzz_run(struct fixture *f, uint64_t seed, unsigned ops)
@@ -443,7 +455,6 @@ void fuzz_run(struct fixture *f, uint64_t seed, unsigned ops)
 
 	memset(&z, 0, sizeof(z));
 	z.f = f;
-	z.preorder_reported = -1;
 	report_note("random: seed %llu, %u ops, %s kernel%s", (unsigned long long)seed, ops,
 		    f->patched ? "patched" : "baseline",
 		    f->patched ? "" : " (old flags only, revisions not compared)");

@@ -458,7 +458,7 @@ static void invalid_arguments(void)
 	}
 }
 
-/* Positional flags on a single-slot override: open in the spec, both answers accepted. */
+/* Positional flags on a single-slot override: never looked at, as upstream. */
 static void single_slot_positional(void)
 {
 	struct model m;
@@ -474,8 +474,39 @@ static void single_slot_positional(void)
 	a = (struct model_attach){ .cgroup = cg, .prog = P("o3"), .flags = BPF_F_ALLOW_OVERRIDE | BPF_F_AFTER | BPF_F_ID,
 				   .anchor = { MODEL_ANCHOR_UNKNOWN, 0 }, .replace_prog = -1 };
 	p = model_predict_attach(&m, &a);
-	report_check(p.err == 0 && p.alt == -ENOENT && p.why,
-		     "override with an unknown anchor: replace (0) or -ENOENT, reported as open");
+	report_check(p.err == 0 && p.alt == 0 && !p.why,
+		     "override with an unknown anchor: replaced, the anchor never looked at");
+	ATTACH(cg, "o3", 0, .flags = BPF_F_ALLOW_OVERRIDE | BPF_F_AFTER | BPF_F_LINK);
+	expect_list(&m, cg, "cg", "o3", 4);
+}
+
+/* upstream's get_prog_list(): direct entries for prog anchors, the link for link anchors */
+static void anchors_as_upstream(void)
+{
+	const uint32_t MU = BPF_F_ALLOW_MULTI;
+	struct model m;
+	int cg;
+
+	model_init(&m, MODEL_KERNEL_PATCHED);
+	cg = model_add_cgroup(&m, -1);
+	LINK(cg, "x", 1, 0);
+	ATTACH(cg, "y", 0, .flags = MU);
+	ATTACH(cg, "z", -ENOENT, .flags = MU | BPF_F_BEFORE, ANCHOR_PROG("x"));
+	ATTACH(cg, "z", -ENOENT, .flags = MU | BPF_F_AFTER | BPF_F_ID, ANCHOR_PROG("x"));
+	ATTACH(cg, "x", 0, .flags = MU);
+	ATTACH(cg, "z", 0, .flags = MU | BPF_F_BEFORE, ANCHOR_PROG("x"));
+	expect_list(&m, cg, "cg", "x,y,z,x", 5);
+	LINK(cg, "w", 2, 0, .flags = BPF_F_PREORDER);
+	ATTACH(cg, "w", 0, .flags = MU);
+	ATTACH(cg, "v", -EINVAL, .flags = MU | BPF_F_PREORDER | BPF_F_AFTER, ANCHOR_PROG("w"));
+	ATTACH(cg, "v", 0, .flags = MU | BPF_F_AFTER, ANCHOR_PROG("w"));
+	LINK(cg, "u", 3, 0, .flags = BPF_F_BEFORE | BPF_F_LINK, ANCHOR_LINK(1));
+	expect_list(&m, cg, "cg", "u,x,y,z,x,w,w,v", 9);
+	/* REPLACE never looks at the relative value, BPF_F_ID or BPF_F_LINK */
+	ATTACH(cg, "r1", 0, .flags = MU | BPF_F_REPLACE | BPF_F_ID, .replace = P("y"),
+	       .anchor = { MODEL_ANCHOR_UNKNOWN, 0 });
+	ATTACH(cg, "r2", 0, .flags = MU | BPF_F_REPLACE | BPF_F_LINK, .replace = P("z"), ANCHOR_PROG("v"));
+	expect_list(&m, cg, "cg", "u,x,r1,r2,x,w,w,v", 11);
 }
 
 /* The 6.1 kernel: new flags and bytes are refused, link_create's new bytes ignored. */
@@ -623,6 +654,7 @@ int main(void)
 	ordering_links();
 	invalid_arguments();
 	single_slot_positional();
+	anchors_as_upstream();
 	baseline_refuses_new_flags();
 	generator_soak(false);
 	generator_soak(true);

@@ -237,7 +237,7 @@ static struct plan plan_attach(const struct model *m, const struct model_attach 
 	bool patched = m->kernel == MODEL_KERNEL_PATCHED;
 	uint32_t flags = a->flags;
 	struct plan p = { .pred = predict(0) };
-	int pos, r;
+	int r;
 
 	/* flag mask */
 	if (!patched) {
@@ -274,18 +274,11 @@ static struct plan plan_attach(const struct model *m, const struct model_attach 
 	if (!(flags & BPF_F_ALLOW_MULTI)) {
 		if (c->n == 0)
 			goto insert;
-		/* single slot: the prog is replaced; spec (reading): positional
-		 * flags are ignored.  A series that checks them anyway answers
-		 * with the insert checks' error: accepted, reported as open. */
+		/* single slot: the prog is replaced; upstream never looks at
+		 * positional flags or the anchor here (find_attach_entry()
+		 * returns the slot, get_prog_list() is not called) */
 		p.kind = PLAN_REPLACE;
 		p.pos = 0;
-		if (patched) {
-			r = insert_position(m, c, a, &pos);
-			if (r < 0) {
-				p.pred.alt = r;
-				p.pred.why = "positional flags on a single-slot override";
-			}
-		}
 		return p;
 	}
 
@@ -301,15 +294,8 @@ static struct plan plan_attach(const struct model *m, const struct model_attach 
 		p.pos = find_direct(c, a->replace_prog);
 		if (p.pos < 0)
 			return (struct plan){ .pred = predict(-ENOENT) };
-		/* upstream ignores ID/LINK/relative with REPLACE; the spec's
-		 * "exactly one of BEFORE/AFTER" would refuse them. */
-		if (patched && (a->anchor.kind != MODEL_ANCHOR_NONE || (flags & (BPF_F_ID | BPF_F_LINK)))) {
-			r = insert_position(m, c, a, &pos);
-			if (r < 0) {
-				p.pred.alt = r;
-				p.pred.why = "anchor flags with BPF_F_REPLACE";
-			}
-		}
+		/* upstream ignores ID/LINK/relative with REPLACE: the entry is
+		 * found, get_prog_list() is not called */
 		return p;
 	}
 
