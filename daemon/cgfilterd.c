@@ -315,6 +315,20 @@ static void retry_later(struct manager *m, bool failed) {
 	m->retry_delay = m->retry_delay * 2 > RETRY_DELAY_MAX ? RETRY_DELAY_MAX : m->retry_delay * 2;
 }
 
+/* Writes the record of the reach (reach.h); when that fails, no record
+ * is left, and the next full reconcile reads the whole cgroup tree. */
+static int reach_write(const struct cgf_reach *r) {
+	_cleanup_free_ char *text = NULL;
+	int k;
+
+	k = cgf_reach_format(r, &text);
+	if (k >= 0)
+		k = cgf_runtime_write_file(CGF_REACH_FILE, text);
+	if (k < 0)
+		(void) cgf_runtime_remove_file(CGF_REACH_FILE);
+	return k;
+}
+
 /*
  * The reach of a full reconcile of lp (reach.h): the record's patterns,
  * the policy in force's and lp's, written back before anything changes,
@@ -323,7 +337,7 @@ static void retry_later(struct manager *m, bool failed) {
  * whole host (and, if that converges, a new record starts).
  */
 static bool reach_before(struct manager *m, const struct loaded_policy *lp, struct cgf_reach *ret) {
-	_cleanup_free_ char *text = NULL, *written = NULL;
+	_cleanup_free_ char *text = NULL;
 	struct cgf_reach r = {};
 	int k;
 
@@ -339,9 +353,7 @@ static bool reach_before(struct manager *m, const struct loaded_policy *lp, stru
 	if (k >= 0 && m->current.policy)
 		k = cgf_reach_add_policy(&r, m->current.policy);
 	if (k >= 0)
-		k = cgf_reach_format(&r, &written);
-	if (k >= 0)
-		k = cgf_runtime_write_file(CGF_REACH_FILE, written);
+		k = reach_write(&r);
 	if (k < 0) {
 		log_warning(CGF_RUNTIME_DIR "/" CGF_REACH_FILE ": %s; reading the whole cgroup tree",
 			    k == -EBADMSG ? "not a record of ours" : strerror(-k));
@@ -356,21 +368,16 @@ static bool reach_before(struct manager *m, const struct loaded_policy *lp, stru
 /* After a full reconcile of lp converged, every program of ours outside
  * its patterns is gone: the record is the policy's own reach. */
 static void reach_after(const struct loaded_policy *lp) {
-	_cleanup_free_ char *text = NULL;
 	struct cgf_reach r = {};
 	int k;
 
 	k = cgf_reach_add_policy(&r, lp->policy);
 	if (k >= 0)
-		k = cgf_reach_format(&r, &text);
-	if (k >= 0)
-		k = cgf_runtime_write_file(CGF_REACH_FILE, text);
+		k = reach_write(&r);
 	cgf_reach_done(&r);
-	if (k < 0) {
+	if (k < 0)
 		log_warning("writing " CGF_RUNTIME_DIR "/" CGF_REACH_FILE ": %s; the next full reconcile reads the "
 			    "whole cgroup tree", strerror(-k));
-		(void) cgf_runtime_remove_file(CGF_REACH_FILE);
-	}
 }
 
 /* What a watch update could not do, said once per update. */
@@ -421,7 +428,6 @@ static void watch_scope(struct manager *m, const struct loaded_policy *lp, const
 static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message) {
 	struct cgf_reconcile rc = {};
-	struct cgf_reach reach = {};
 	char **again = NULL;
 	size_t n_again = 0;
 	bool converged, current = lp == &m->current, whole;
@@ -430,6 +436,7 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	if (scope)
 		r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
 	else {
+		struct cgf_reach reach = {};
 		bool within = reach_before(m, lp, &reach);
 
 		r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, true, &rc);
