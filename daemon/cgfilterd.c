@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -693,6 +694,21 @@ static int manager_new(char **paths, size_t n_paths, bool read_only_ok, struct m
 	return 0;
 }
 
+/*
+ * After every loop iteration that did work: give the heap's free pages
+ * back.  A reconcile of 10,000 tenants builds its tree, plans and
+ * snapshots in a few MiB that are all freed when it ends; glibc keeps
+ * them (below the top of the heap they are never trimmed), so without
+ * this the daemon's resident size would stay at its largest reconcile's
+ * for good.  malloc_trim() walks the free chunks only: its cost is small
+ * next to the reconcile that came before it, and an idle daemon runs no
+ * iteration at all (post sources wake nothing themselves).
+ */
+static int on_post_release_memory(sd_event_source *s _unused_, void *userdata _unused_) {
+	(void) malloc_trim(0);
+	return 0;
+}
+
 /* The loop's sources, set up before the first reconcile so that no
  * cgroup created during it goes unseen. */
 static int manager_setup_loop(struct manager *m) {
@@ -715,6 +731,8 @@ static int manager_setup_loop(struct manager *m) {
 		r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
 	if (r >= 0)
 		r = sd_event_set_watchdog(m->event, true);
+	if (r >= 0)
+		r = sd_event_add_post(m->event, NULL, on_post_release_memory, NULL);
 	if (r < 0)
 		return r;
 	if (m->safety_net_interval > 0) {
@@ -845,6 +863,7 @@ static int run(int argc, char *argv[]) {
 
 	(void) cgf_runtime_write_pid();
 	(void) cgf_runtime_write_reload(m->reloads, true, NULL);
+	(void) malloc_trim(0); /* as after each iteration of the loop */
 	notify_status(m, "Applied");
 	(void) sd_notify(false, "READY=1");
 	r = sd_event_loop(m->event);
