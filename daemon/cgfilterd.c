@@ -525,6 +525,16 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	if (r >= 0)
 		r = (int) (current && !scope ? m->pending.n : rc.failures.n);
 	cgf_reconcile_done(&rc);
+	/*
+	 * A full reconcile of 10,000 tenants builds its tree, plan and
+	 * snapshots in a few MiB and has just freed them; glibc keeps freed
+	 * pages below the top of the heap, so without this the resident size
+	 * would stay at the largest full reconcile's for good.  Only here:
+	 * an event's reconcile is as small as the event, and trimming after
+	 * each would give pages back only to fault them in again.
+	 */
+	if (!scope)
+		(void) malloc_trim(0);
 	if (r >= 0 && n_again > 0) {
 		/* Cgroups created before their parents' watches existed: their
 		 * own round.  Each round goes one level deeper at least, and
@@ -694,21 +704,6 @@ static int manager_new(char **paths, size_t n_paths, bool read_only_ok, struct m
 	return 0;
 }
 
-/*
- * After every loop iteration that did work: give the heap's free pages
- * back.  A reconcile of 10,000 tenants builds its tree, plans and
- * snapshots in a few MiB that are all freed when it ends; glibc keeps
- * them (below the top of the heap they are never trimmed), so without
- * this the daemon's resident size would stay at its largest reconcile's
- * for good.  malloc_trim() walks the free chunks only: its cost is small
- * next to the reconcile that came before it, and an idle daemon runs no
- * iteration at all (post sources wake nothing themselves).
- */
-static int on_post_release_memory(sd_event_source *s _unused_, void *userdata _unused_) {
-	(void) malloc_trim(0);
-	return 0;
-}
-
 /* The loop's sources, set up before the first reconcile so that no
  * cgroup created during it goes unseen. */
 static int manager_setup_loop(struct manager *m) {
@@ -731,8 +726,6 @@ static int manager_setup_loop(struct manager *m) {
 		r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
 	if (r >= 0)
 		r = sd_event_set_watchdog(m->event, true);
-	if (r >= 0)
-		r = sd_event_add_post(m->event, NULL, on_post_release_memory, NULL);
 	if (r < 0)
 		return r;
 	if (m->safety_net_interval > 0) {
@@ -863,7 +856,6 @@ static int run(int argc, char *argv[]) {
 
 	(void) cgf_runtime_write_pid();
 	(void) cgf_runtime_write_reload(m->reloads, true, NULL);
-	(void) malloc_trim(0); /* as after each iteration of the loop */
 	notify_status(m, "Applied");
 	(void) sd_notify(false, "READY=1");
 	r = sd_event_loop(m->event);
