@@ -39,7 +39,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "filter-maps.h"
+#include "filter-maps-sync.h"
 #include "policy-load.h"
 #include "policy-validate.h"
 

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/* What kernel.c and kernel-progs.c share; nobody else includes this. */
+
+#include "kernel.h"
+#include "kernel-progs.h"
+#include "pin-root.h"
+
+struct cgf_kernel {
+	int cgroup_fd;
+	char *cgroup_root;
+	char *pin_root;
+	struct cgf_pin_root pin; /* its fd, and whether we hold its lock */
+	char **warnings;         /* pins not adopted, the pin root's mode fixed */
+	size_t n_warnings;
+	struct cgf_features features;
+	/* Our instances, each allocated on its own: callers keep pointers
+	 * while more are loaded. */
+	struct cgf_kernel_prog **progs;
+	size_t n_progs;
+};

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#pragma once
+
+/*
+ * The kernel edge: the only part of cgfilterd that calls bpf().  It
+ * reads the kernel's cgroup-BPF lists into an actual state, runs a plan's
+ * actions, and keeps our programs pinned under the pin root
+ * (/sys/fs/bpf/cgfilterd):
+ *
+ *   <pin root>/<filter>@<identity>/prog-<n>      an instance of the program
+ *   <pin root>/<filter>@<identity>/prog-pre-<n>  ... attached with BPF_F_PREORDER
+ *   <pin root>/<filter>@<identity>/map-<name>    the object's maps, shared
+ *                                                by its instances
+ *
+ * Ours are exactly the programs pinned there: the pins say which filter
+ * and identity a program in a kernel list belongs to, survive restarts
+ * and crashes, and let a new daemon adopt what an old one attached.
+ * Everything else is foreign: read and reported, never detached.
+ *
+ * The kernel edge does not know why it is asked to attach; the planner
+ * does not know that a kernel exists.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup-tree.h"
+#include "filter-object.h"
+#include "kernel-features.h"
+#include "list-failures.h"
+#include "macro.h"
+#include "plan.h"
+#include "state.h"
+
+#define CGF_CGROUP_ROOT "/sys/fs/cgroup"
+#define CGF_PIN_ROOT "/sys/fs/bpf/cgfilterd"
+
+struct cgf_kernel;
+
+/* One of our program instances, from its pin and its identity record. */
+struct cgf_kernel_prog {
+	uint32_t prog_id;
+	int fd;
+	char *filter;
+	char *identity;
+	enum cgf_direction direction; /* the attach type it was loaded for */
+	bool preorder;
+	unsigned instance;
+	char *pin;
+};
+
+enum cgf_kernel_mode {
+	CGF_KERNEL_READ,  /* read and plan only: no lock, nothing created */
+	CGF_KERNEL_APPLY, /* the pin root created when missing, locked */
+};
+
+/*
+ * Opens the cgroup2 mount and the pin root (pin-root.h: root's and 0700,
+ * else refused with -EPERM; APPLY creates it when missing and takes its
+ * lock, -EBUSY when another process holds it), probes what the kernel
+ * offers (once: the answer is cached), and adopts the programs pinned
+ * there whose identity record matches (kernel-progs.c); the others are
+ * foreign, each with a line in cgf_kernel_warnings().  NULL roots: the
+ * defaults above.  On failure *ret_message says what failed and the fix.
+ */
+int cgf_kernel_open(const char *cgroup_root, const char *pin_root, enum cgf_kernel_mode mode,
+		    struct cgf_kernel **ret, char **ret_message);
+/* Opened for APPLY (we hold the lock): cgf_kernel_apply() refuses otherwise. */
+bool cgf_kernel_can_apply(const struct cgf_kernel *k);
+/* What the caller should log once: pins not adopted and why, a pin
+ * root whose mode was tightened.  The array stays k's. */
+size_t cgf_kernel_warnings(const struct cgf_kernel *k, const char *const **ret);
+struct cgf_kernel *cgf_kernel_free(struct cgf_kernel *k);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgf_kernel *, cgf_kernel_free);
+
+const struct cgf_features *cgf_kernel_features(const struct cgf_kernel *k);
+/* The O_DIRECTORY fd of the cgroup2 mount (owned by k). */
+int cgf_kernel_cgroup_root_fd(const struct cgf_kernel *k);
+const char *cgf_kernel_cgroup_root(const struct cgf_kernel *k);
+
+/* Our instance with that id, or NULL: a foreign program. */
+const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id);
+
+/*
+ * The actual state of every cgroup of the snapshot, both directions,
+ * empty lists included (the planner needs their revisions).  A cgroup
+ * that vanished since the snapshot is left out.
+ */
+int cgf_kernel_read(struct cgf_kernel *k, const struct cgf_cgroup_tree *tree, struct cgf_actual **ret);
+
+/* What runs for a packet of the cgroup, in execution order
+ * (BPF_F_QUERY_EFFECTIVE); *ret_ids is malloc()ed. */
+int cgf_kernel_effective(struct cgf_kernel *k, const char *cgroup, enum cgf_direction direction,
+			 uint32_t **ret_ids, size_t *ret_n);
+
+/* The cgroup id (as bpf_skb_cgroup_id() sees it) of a path, or -errno. */
+int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret);
+
+/*
+ * Runs a plan made against "actual".  Every program it attaches is loaded
+ * (and pinned) before the first action, so no gap waits for the
+ * verifier; then "loaded" runs (NULL: nothing), where the caller fills
+ * the maps of what was loaded before anything attaches it (and marks in
+ * "failures" the lists whose maps could not be written); then the
+ * actions run in order, each with its expected_revision when the kernel
+ * checks revisions.
+ *
+ * Each (cgroup, direction) list on its own: the actions of a list already
+ * in "failures" are skipped; an action that fails adds its list there
+ * (its -errno and a message naming cgroup, direction, filter and
+ * program) and the list's remaining actions are skipped, while the other
+ * lists go on.  A list whose cgroup went (ENOENT / ENODEV, and the path
+ * no longer opens to it) is done, not failed.
+ *
+ * Returns 0 when every list ran or failed on its own (see "failures");
+ * -ESTALE when some list was changed by someone else (it is in
+ * "failures" with -ESTALE, every other list ran): read again and plan
+ * again; another -errno, with *ret_message, when nothing could run
+ * (a program that did not load, the maps' callback failing, out of
+ * memory).  *ret_done is the number of actions that took effect, and
+ * ret_ran (optional, plan->n_actions entries) says which.
+ */
+int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
+		     const struct cgf_actual *actual, int (*loaded)(void *userdata, char **ret_message),
+		     void *userdata, struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done,
+		     char **ret_message);
+
+/* BPF_CGROUP_INET_INGRESS or _EGRESS. */
+unsigned cgf_direction_attach_type(enum cgf_direction d);
