@@ -412,6 +412,11 @@ struct applier {
 	char *message;
 };
 
+/* What cgf_kernel_load() chose, for cgf_kernel_attach(). */
+struct cgf_kernel_apply {
+	struct applier applier;
+};
+
 static void applier_done(struct applier *ap) {
 	for (size_t i = 0; i < ap->n_tracks; i++)
 		if (ap->tracks[i].fd >= 0)
@@ -651,40 +656,59 @@ static int run_actions(struct applier *ap, const struct cgf_actual *actual, stru
 	return stale ? -ESTALE : 0;
 }
 
-int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
-		     const struct cgf_actual *actual, int (*loaded)(void *userdata, char **ret_message),
-		     void *userdata, struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done,
-		     char **ret_message) {
-	struct applier ap = { .k = k, .objects = objects, .plan = plan };
-	size_t done = 0;
+struct cgf_kernel_apply *cgf_kernel_apply_free(struct cgf_kernel_apply *ap) {
+	if (!ap)
+		return NULL;
+	applier_done(&ap->applier);
+	free(ap->applier.chosen);
+	free(ap->applier.ran);
+	free(ap->applier.message);
+	free(ap);
+	return NULL;
+}
+
+int cgf_kernel_load(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
+		    const struct cgf_actual *actual, struct cgf_kernel_apply **ret, char **ret_message) {
+	_cleanup_(cgf_kernel_apply_freep) struct cgf_kernel_apply *ap = NULL;
 	int r;
 
-	*ret_done = 0;
 	if (!cgf_kernel_can_apply(k))
 		/* Opened read-only: another cgfilterd may be applying. */
 		return errno_message(ret_message, -EROFS, "not applying: %s is not locked by this process",
 				     k->pin_root);
 
-	ap.chosen = calloc(plan->n_actions + 1, sizeof(*ap.chosen));
-	ap.ran = calloc(plan->n_actions + 1, sizeof(*ap.ran));
-	if (!ap.chosen || !ap.ran) {
-		free(ap.chosen);
-		free(ap.ran);
+	ap = calloc(1, sizeof(*ap));
+	if (!ap)
 		return -ENOMEM;
+	ap->applier = (struct applier) { .k = k, .objects = objects, .plan = plan };
+	ap->applier.chosen = calloc(plan->n_actions + 1, sizeof(*ap->applier.chosen));
+	ap->applier.ran = calloc(plan->n_actions + 1, sizeof(*ap->applier.ran));
+	if (!ap->applier.chosen || !ap->applier.ran)
+		return -ENOMEM;
+	r = choose_instances(&ap->applier, actual);
+	if (r < 0) {
+		if (ret_message)
+			*ret_message = TAKE_PTR(ap->applier.message);
+		return r;
 	}
-	r = choose_instances(&ap, actual);
-	if (r >= 0 && loaded)
-		r = loaded(userdata, &ap.message);
-	if (r >= 0)
-		r = run_actions(&ap, actual, failures, &done);
-	applier_done(&ap);
+	*ret = TAKE_PTR(ap);
+	return 0;
+}
+
+int cgf_kernel_attach(struct cgf_kernel_apply *ap, const struct cgf_actual *actual,
+		      struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done, char **ret_message) {
+	size_t done = 0;
+	int r;
+
+	r = run_actions(&ap->applier, actual, failures, &done);
+	applier_done(&ap->applier);
 	if (ret_ran)
-		memcpy(ret_ran, ap.ran, plan->n_actions * sizeof(*ap.ran));
-	free(ap.chosen);
-	free(ap.ran);
+		memcpy(ret_ran, ap->applier.ran, ap->applier.plan->n_actions * sizeof(*ap->applier.ran));
 	*ret_done = done;
-	if (ret_message)
-		*ret_message = TAKE_PTR(ap.message);
-	free(ap.message);
+	if (ret_message && ap->applier.message) {
+		/* The latest message is the one that says why. */
+		free(*ret_message);
+		*ret_message = TAKE_PTR(ap->applier.message);
+	}
 	return r;
 }

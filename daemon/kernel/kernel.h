@@ -66,7 +66,7 @@ enum cgf_kernel_mode {
  */
 int cgf_kernel_open(const char *cgroup_root, const char *pin_root, enum cgf_kernel_mode mode,
 		    struct cgf_kernel **ret, char **ret_message);
-/* Opened for APPLY (we hold the lock): cgf_kernel_apply() refuses otherwise. */
+/* Opened for APPLY (we hold the lock): cgf_kernel_load() refuses otherwise. */
 bool cgf_kernel_can_apply(const struct cgf_kernel *k);
 /* What the caller should log once: pins not adopted and why, a pin
  * root whose mode was tightened.  The array stays k's. */
@@ -98,33 +98,44 @@ int cgf_kernel_effective(struct cgf_kernel *k, const char *cgroup, enum cgf_dire
 int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret);
 
 /*
- * Runs a plan made against "actual".  Every program it attaches is loaded
- * (and pinned) before the first action, so no gap waits for the
- * verifier; then "loaded" runs (NULL: nothing), where the caller fills
- * the maps of what was loaded before anything attaches it (and marks in
- * "failures" the lists whose maps could not be written); then the
- * actions run in order, each with its expected_revision when the kernel
- * checks revisions.
- *
- * Each (cgroup, direction) list on its own: the actions of a list already
- * in "failures" are skipped; an action that fails adds its list there
- * (its -errno and a message naming cgroup, direction, filter and
- * program) and the list's remaining actions are skipped, while the other
- * lists go on.  A list whose cgroup went (ENOENT / ENODEV, and the path
- * no longer opens to it) is done, not failed.
+ * Running a plan made against "actual" takes two calls, with the caller's
+ * own step between them: cgf_kernel_load() loads (and pins) every
+ * program the plan attaches and chooses the instance of each attach, so
+ * that no gap waits for the verifier; the caller then fills the maps of
+ * what was loaded (marking in "failures" the lists whose maps could not
+ * be written), before cgf_kernel_attach() runs the actions in order,
+ * each with its expected_revision when the kernel checks revisions.
+ */
+struct cgf_kernel_apply;
+
+/*
+ * The first step.  -EROFS when the kernel edge was opened read-only;
+ * another -errno, with *ret_message, when a program did not load (then
+ * nothing is to run).  The plan, objects and actual must outlive *ret.
+ */
+int cgf_kernel_load(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
+		    const struct cgf_actual *actual, struct cgf_kernel_apply **ret, char **ret_message);
+
+/*
+ * The actions.  Each (cgroup, direction) list on its own: the actions of a
+ * list already in "failures" are skipped; an action that fails adds its
+ * list there (its -errno and a message naming cgroup, direction, filter
+ * and program) and the list's remaining actions are skipped, while the
+ * other lists go on.  A list whose cgroup went (ENOENT / ENODEV, and the
+ * path no longer opens to it) is done, not failed.
  *
  * Returns 0 when every list ran or failed on its own (see "failures");
  * -ESTALE when some list was changed by someone else (it is in
  * "failures" with -ESTALE, every other list ran): read again and plan
- * again; another -errno, with *ret_message, when nothing could run
- * (a program that did not load, the maps' callback failing, out of
- * memory).  *ret_done is the number of actions that took effect, and
- * ret_ran (optional, plan->n_actions entries) says which.
+ * again; another -errno, with *ret_message, when nothing more could run
+ * (out of memory).  *ret_done is the number of actions that took effect,
+ * and ret_ran (optional, plan->n_actions entries) says which.
  */
-int cgf_kernel_apply(struct cgf_kernel *k, const struct cgf_objects *objects, const struct cgf_plan *plan,
-		     const struct cgf_actual *actual, int (*loaded)(void *userdata, char **ret_message),
-		     void *userdata, struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done,
-		     char **ret_message);
+int cgf_kernel_attach(struct cgf_kernel_apply *ap, const struct cgf_actual *actual,
+		      struct cgf_list_failures *failures, bool *ret_ran, size_t *ret_done, char **ret_message);
+
+struct cgf_kernel_apply *cgf_kernel_apply_free(struct cgf_kernel_apply *ap);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgf_kernel_apply *, cgf_kernel_apply_free);
 
 /* BPF_CGROUP_INET_INGRESS or _EGRESS. */
 unsigned cgf_direction_attach_type(enum cgf_direction d);

@@ -50,13 +50,34 @@ static void maps_failed(void *userdata, const char *filter, int error, const cha
 	}
 }
 
-static int sync_maps(void *userdata, char **ret_message) {
-	struct sync_args *a = userdata;
+/* The maps of what cgf_kernel_load() loaded, before anything attaches
+ * it: a rules filter's program never runs with maps short of the policy. */
+static int sync_maps(struct sync_args *a, char **ret_message) {
 	int r;
 
 	r = cgf_maps_sync(a->k, a->p, a->objects, a->rc->desired, &a->rc->tree, a->maps_scope, maps_failed, a,
 			  ret_message);
 	return r < 0 ? r : a->error;
+}
+
+/* Build first, attach after: load every program of the plan, fill the
+ * maps, then run the actions, each list on its own. */
+static int apply_plan(struct sync_args *args, char **ret_message) {
+	_cleanup_(cgf_kernel_apply_freep) struct cgf_kernel_apply *ap = NULL;
+	struct cgf_reconcile *rc = args->rc;
+	size_t done = 0;
+	int r;
+
+	r = cgf_kernel_load(args->k, args->objects, rc->plan, rc->actual, &ap, ret_message);
+	if (r < 0)
+		return r;
+	/* Also without actions: a changed rule is map data only. */
+	r = sync_maps(args, ret_message);
+	if (r < 0)
+		return r;
+	r = cgf_kernel_attach(ap, rc->actual, &rc->failures, rc->ran, &done, ret_message);
+	rc->applied += done;
+	return r;
 }
 
 static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
@@ -120,7 +141,6 @@ static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cg
 
 	for (;;) {
 		_cleanup_free_ char *message = NULL;
-		size_t done = 0;
 
 		struct sync_args args = {
 			.k = k, .p = p, .objects = objects, .rc = rc, .maps_scope = scope ? &maps_scope : NULL,
@@ -130,10 +150,7 @@ static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cg
 		rc->ran = calloc(rc->plan->n_actions + 1, sizeof(*rc->ran));
 		if (!rc->ran)
 			return -ENOMEM;
-		/* Also without actions: a changed rule is map data only. */
-		r = cgf_kernel_apply(k, objects, rc->plan, rc->actual, sync_maps, &args, &rc->failures, rc->ran,
-				     &done, &message);
-		rc->applied += done;
+		r = apply_plan(&args, &message);
 		if (r == -ESTALE && rc->stale < CGF_RECONCILE_STALE_RETRIES) {
 			/* The stale lists are read and planned again; those that
 			 * failed otherwise wait for the caller's retry. */
