@@ -7,23 +7,6 @@
 
 #include "plan-json.h"
 
-void cgf_json_field_attach_flags(struct cgf_json *j, const char *key, uint32_t flags) {
-	_cleanup_free_ char *names = NULL;
-	char *save = NULL;
-	int r;
-
-	r = cgf_attach_flags_to_string(flags, &names);
-	if (r < 0) {
-		cgf_json_set_error(j, r);
-		return;
-	}
-	cgf_json_field_array_begin(j, key);
-	for (char *t = strtok_r(names, "|", &save); t; t = strtok_r(NULL, "|", &save))
-		if (!streq(t, "none"))
-			cgf_json_string(j, t);
-	cgf_json_array_end(j);
-}
-
 void cgf_json_field_pos(struct cgf_json *j, const char *key, struct cgf_pos pos) {
 	if (!cgf_pos_is_set(pos)) {
 		cgf_json_field_null(j, key);

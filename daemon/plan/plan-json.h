@@ -32,6 +32,7 @@
 
 #include <stdint.h>
 
+#include "attach-flags.h"
 #include "diag.h"
 #include "json.h"
 #include "plan.h"
@@ -39,11 +40,6 @@
 /* Writes the plan as one value at the writer's current place; returns
  * cgf_json_status(j). */
 int cgf_plan_render_json(const struct cgf_plan *p, struct cgf_json *j);
-
-/* "key": the names of the flags set, as cgf_attach_flags_to_string() calls
- * them ("unknown(0x80)" for bits we do not know), [] for 0: "none" there
- * names the absence of a mode bit, not a flag. */
-void cgf_json_field_attach_flags(struct cgf_json *j, const char *key, uint32_t flags);
 
 /* "key": { "file", "line", "column" } of a policy position, or null when unset. */
 void cgf_json_field_pos(struct cgf_json *j, const char *key, struct cgf_pos pos);

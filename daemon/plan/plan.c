@@ -1333,33 +1333,6 @@ finish:
 
 /* ---- formatting ---------------------------------------------------------- */
 
-int cgf_attach_flags_to_string(uint32_t flags, char **ret) {
-	static const struct {
-		uint32_t flag;
-		const char *name;
-	} names[] = {
-		{ CGF_ATTACH_OVERRIDE, "override" }, { CGF_ATTACH_MULTI, "multi" },
-		{ CGF_ATTACH_REPLACE, "replace" },   { CGF_ATTACH_PREORDER, "preorder" },
-		{ CGF_ATTACH_BEFORE, "before" },     { CGF_ATTACH_AFTER, "after" },
-		{ CGF_ATTACH_ID, "id" },
-	};
-	char buf[128] = "";
-	size_t len = 0;
-	uint32_t left = flags;
-
-	if (!(flags & CGF_ATTACH_MODE_MASK))
-		len += (size_t) snprintf(buf, sizeof(buf), "none");
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
-		if (flags & names[i].flag) {
-			len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "|" : "", names[i].name);
-			left &= ~names[i].flag;
-		}
-	if (left)
-		snprintf(buf + len, sizeof(buf) - len, "%sunknown(0x%" PRIx32 ")", len ? "|" : "", left);
-	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
-}
-
 /* Every line of a plan is made by one of the two functions below, and
  * escaped as a whole there (escape.h): cgroup names, program names from
  * the kernel and report messages quoting them cannot break the line, in

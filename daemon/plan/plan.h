@@ -117,9 +117,6 @@ int cgf_plan(const struct cgf_desired *desired, const struct cgf_actual *actual,
 const char *cgf_action_reason_to_string(enum cgf_action_reason r);
 const char *cgf_report_kind_to_string(enum cgf_report_kind k);
 
-/* "multi|replace|preorder" and the like; "none" for 0. */
-int cgf_attach_flags_to_string(uint32_t flags, char **ret);
-
 /*
  * One line per action, as `cgfilterctl plan` and the tests show them:
  *   #0 attach a egress web@ID multi|after|id after prog 12 rev 5 (new)

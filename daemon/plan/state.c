@@ -4,25 +4,6 @@
 #include "state.h"
 #include "util.h"
 
-uint32_t cgf_mode_to_flags(enum cgf_mode m) {
-	switch (m) {
-	case CGF_MODE_OVERRIDE:
-		return CGF_ATTACH_OVERRIDE;
-	case CGF_MODE_MULTI:
-		return CGF_ATTACH_MULTI;
-	default:
-		return 0;
-	}
-}
-
-const char *cgf_mode_flags_to_string(uint32_t flags) {
-	if (flags & CGF_ATTACH_MULTI)
-		return "multi";
-	if (flags & CGF_ATTACH_OVERRIDE)
-		return "override";
-	return "none";
-}
-
 /* ---- paths --------------------------------------------------------------- */
 
 static bool is_root(const char *path) {

@@ -22,28 +22,9 @@
 
 #include "diag.h"
 #include "kernel-features.h" /* struct cgf_features: what the kernel offers */
+#include "attach-flags.h"
 #include "macro.h"
 #include "policy.h"
-
-/*
- * Attach flags, with the values of the kernel's uapi (linux/bpf.h of
- * upstream 6.17; 6.1's header lacks the newer ones), under our own names
- * so that this header does not depend on which linux/bpf.h is installed.
- * The kernel edge checks them against the uapi at compile time.
- */
-#define CGF_ATTACH_OVERRIDE (1U << 0)  /* BPF_F_ALLOW_OVERRIDE */
-#define CGF_ATTACH_MULTI    (1U << 1)  /* BPF_F_ALLOW_MULTI */
-#define CGF_ATTACH_REPLACE  (1U << 2)  /* BPF_F_REPLACE */
-#define CGF_ATTACH_BEFORE   (1U << 3)  /* BPF_F_BEFORE */
-#define CGF_ATTACH_AFTER    (1U << 4)  /* BPF_F_AFTER */
-#define CGF_ATTACH_ID       (1U << 5)  /* BPF_F_ID: the anchor is a program id */
-#define CGF_ATTACH_PREORDER (1U << 6)  /* BPF_F_PREORDER */
-#define CGF_ATTACH_MODE_MASK (CGF_ATTACH_OVERRIDE | CGF_ATTACH_MULTI)
-
-/* The attach flag that selects a mode: 0, ALLOW_OVERRIDE or ALLOW_MULTI. */
-uint32_t cgf_mode_to_flags(enum cgf_mode m);
-/* "none", "override" or "multi" for a list's mode flags (0 is "none"). */
-const char *cgf_mode_flags_to_string(uint32_t flags);
 
 /* ---- desired ------------------------------------------------------------- */
 

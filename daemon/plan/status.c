@@ -11,7 +11,7 @@
 #include <stdarg.h>
 
 #include "escape.h"
-#include "plan-json.h"
+#include "attach-flags.h"
 #include "state.h"
 #include "status.h"
 #include "util.h"
