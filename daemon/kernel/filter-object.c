@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <sys/stat.h>
 
 #include <bpf/libbpf.h>
 
-#include "expand.h"
 #include "file-trust.h"
 #include "filter-object.h"
+#include "identity.h"
 
 void cgf_objects_done(struct cgf_objects *o) {
 	for (size_t i = 0; i < o->n; i++) {
@@ -39,19 +38,6 @@ int cgf_objects_identity(const struct cgf_filter *f, void *userdata, char **ret)
 
 /* Objects are kilobytes; refuse what cannot be one. */
 #define OBJECT_FILE_MAX (64u << 20)
-
-/* FNV-1a over the bytes: a digest against accidents (a rebuilt file),
- * not against someone who can write our object files anyway. */
-static uint64_t digest(const void *bytes, size_t size) {
-	const unsigned char *p = bytes;
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
 
 static int silent_print(enum libbpf_print_level level _unused_, const char *format _unused_,
 			va_list ap _unused_) {
@@ -121,7 +107,7 @@ finish:
 
 static int resolve_one(struct cgf_filter_object *o, struct cgf_diags *diags) {
 	const struct cgf_filter *f = o->filter;
-	_cleanup_free_ char *model = NULL, *message = NULL, *bytes = NULL;
+	_cleanup_free_ char *message = NULL, *bytes = NULL;
 	int r;
 
 	if (f->type == CGF_FILTER_OBJECT) {
@@ -144,14 +130,7 @@ static int resolve_one(struct cgf_filter_object *o, struct cgf_diags *diags) {
 	r = find_program(o, diags);
 	if (r < 0 || !o->program)
 		return r;
-	r = cgf_filter_identity(f, NULL, &model);
-	if (r < 0)
-		return r;
-	if (asprintf(&o->identity, "%s-%016" PRIx64, model, digest(o->bytes, o->size)) < 0) {
-		o->identity = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	return cgf_filter_identity_of_bytes(f, o->bytes, o->size, &o->identity);
 }
 
 int cgf_objects_resolve(const struct cgf_policy *p, struct cgf_objects *ret, struct cgf_diags *diags) {

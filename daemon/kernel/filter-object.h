@@ -5,7 +5,7 @@
  * The BPF object behind each filter of a policy: the built-in programs
  * (bpf-progs/, embedded in the binary) or the operator's object file,
  * read once per reconcile.  From the bytes comes the filter's program
- * identity (expand.h): the model's identity plus a digest of the object,
+ * identity (identity.h): the model's identity plus a digest of the object,
  * so that a rebuilt object file is "the filter's program changed" and
  * gets swapped in place, while a changed rule (map data) is not.
  *

@@ -35,32 +35,6 @@ struct expander {
 	size_t n_nodes;
 };
 
-int cgf_filter_identity(const struct cgf_filter *f, void *userdata _unused_, char **ret) {
-	const char *parts[] = {
-		"cgfilterd-identity-1",
-		cgf_filter_type_to_string(f->type),
-		cgf_direction_to_string(f->direction),
-		f->type == CGF_FILTER_OBJECT && f->object ? f->object : "",
-		f->type == CGF_FILTER_OBJECT && f->program ? f->program : "",
-	};
-	uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a, 64 bit */
-	char *s;
-
-	if (!parts[1] || !parts[2])
-		return -EINVAL;
-	for (size_t i = 0; i < ELEMENTSOF(parts); i++)
-		for (const char *c = parts[i];; c++) {
-			h ^= (unsigned char) *c; /* the NUL too: a separator */
-			h *= UINT64_C(1099511628211);
-			if (!*c)
-				break;
-		}
-	if (asprintf(&s, "%s:%016llx", parts[1], (unsigned long long) h) < 0)
-		return -ENOMEM;
-	*ret = s;
-	return 0;
-}
-
 static const char *identity_of(struct expander *e, const struct cgf_filter *f, int *ret_error) {
 	size_t i = (size_t) (f - e->p->filters);
 	int r;

@@ -27,25 +27,9 @@
  * (the validator reports them with positions; expand does not).
  */
 
+#include "identity.h"
 #include "policy.h"
 #include "state.h"
-
-/*
- * A filter's program identity: a string that changes exactly when the
- * program that would be loaded for it changes (code or load-time
- * configuration), not when only map data (rules, tenants) changes.
- * Returns a malloc()ed string or -errno.
- */
-typedef int (*cgf_identity_func_t)(const struct cgf_filter *f, void *userdata, char **ret);
-
-/*
- * The identity from the model alone: the filter type and direction (which
- * built-in program and section), and for `object` filters the path and
- * program name.  "<type>:<16 hex digits>".  It cannot see a changed
- * object file: the kernel edge passes its own function that adds a digest
- * of the object's bytes.
- */
-int cgf_filter_identity(const struct cgf_filter *f, void *userdata, char **ret);
 
 /*
  * cgroups: the existing cgroup paths, relative to the mount ("." or "" for

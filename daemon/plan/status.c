@@ -10,8 +10,8 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
-#include "escape.h"
 #include "attach-flags.h"
+#include "escape.h"
 #include "state.h"
 #include "status.h"
 #include "util.h"
