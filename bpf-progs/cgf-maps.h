@@ -3,7 +3,7 @@
 
 /*
  * The layout of the built-in filters' maps: one header for the BPF side
- * (bpf-progs/ *.bpf.c) and for userspace (daemon/filter-maps.c), so that
+ * (bpf-progs/ *.bpf.c) and for userspace (daemon/maps/filter-maps.c), so that
  * both agree on every byte.  Only fixed-size types from linux/types.h;
  * every struct is padded explicitly, since the kernel compares and copies
  * keys and values as bytes.

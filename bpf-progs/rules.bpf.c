@@ -4,7 +4,7 @@
  * sockets in tenant children of the cgroup it is attached to, by each
  * child's tenant filters too.
  *
- * All the policy is data (cgf-maps.h, written by daemon/filter-maps.c):
+ * All the policy is data (cgf-maps.h, written by daemon/maps/filter-maps.c):
  * the userspace encoder resolves "most specific rule wins" and the
  * default into one node per prefix, so that a packet costs one LPM lookup
  * per rule set (plus one in the port table for TCP and UDP), whatever the

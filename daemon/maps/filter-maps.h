@@ -8,11 +8,11 @@
  *
  * Two layers (docs/filters.md has the map layout and the reasons):
  *
- *   - the encoder and the planner (filter-maps.c, in libcgfpolicy): pure
+ *   - the encoder and the planner (this header, libcgfmaps): pure
  *     functions from the policy model and the maps' current contents to
  *     an ordered list of map operations;
- *   - the writer and the counters reader (filter-maps-sync.c, in
- *     libcgffiltermaps, which links libbpf): read the maps, plan, apply.
+ *   - the writer and the counters reader (kernel/filter-maps-sync.h, in
+ *     libcgfkernel, which links libbpf): read the maps, plan, apply.
  */
 
 #include <stdbool.h>

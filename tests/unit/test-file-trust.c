@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * File trust (daemon/file-trust.h) on real files below a temporary
+ * File trust (daemon/basic/file-trust.h) on real files below a temporary
  * directory in /tmp: policy files, drop-ins and object files that are a
  * FIFO, writable by group or others, owned by someone else (nobody), a
  * symbolic link or too large, or that lie in a directory with one of
