@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #pragma once
 
-/* What kernel.c and kernel-progs.c share; nobody else includes this. */
+/*
+ * What kernel.c and kernel-progs.c share; nobody else includes this.
+ * The calls run one way: kernel.c (open, read, apply) calls kernel-progs.c
+ * (our instances), never the reverse.
+ */
+
+#include <linux/bpf.h>
 
 #include "kernel.h"
 #include "kernel-progs.h"
@@ -20,3 +26,8 @@ struct cgf_kernel {
 	struct cgf_kernel_prog **progs;
 	size_t n_progs;
 };
+
+/* BPF_CGROUP_INET_INGRESS or _EGRESS. */
+static inline enum bpf_attach_type cgf_direction_attach_type(enum cgf_direction d) {
+	return d == CGF_INGRESS ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
+}

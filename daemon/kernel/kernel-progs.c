@@ -611,7 +611,7 @@ static int prune_counters(const char *dir, const struct cgf_cgroup_tree *tree) {
 int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree) {
 	int removed = 0, r = 0, q;
 
-	if (!cgf_kernel_can_apply(k))
+	if (!k->pin.locked) /* opened read-only: another cgfilterd may apply */
 		return -EROFS;
 
 	for (size_t i = 0; i < k->n_progs;) {

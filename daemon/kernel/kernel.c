@@ -31,10 +31,6 @@ _Static_assert(CGF_ATTACH_PREORDER == BPF_F_PREORDER, "BPF_F_PREORDER");
 /* A list holds at most BPF_CGROUP_MAX_PROGS programs. */
 #define LIST_MAX 64
 
-unsigned cgf_direction_attach_type(enum cgf_direction d) {
-	return d == CGF_INGRESS ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
-}
-
 const struct cgf_features *cgf_kernel_features(const struct cgf_kernel *k) {
 	return &k->features;
 }

@@ -137,5 +137,3 @@ int cgf_kernel_attach(struct cgf_kernel_apply *ap, const struct cgf_actual *actu
 struct cgf_kernel_apply *cgf_kernel_apply_free(struct cgf_kernel_apply *ap);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgf_kernel_apply *, cgf_kernel_apply_free);
 
-/* BPF_CGROUP_INET_INGRESS or _EGRESS. */
-unsigned cgf_direction_attach_type(enum cgf_direction d);
