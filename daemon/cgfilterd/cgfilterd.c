@@ -420,6 +420,125 @@ static void watch_scope(struct manager *m, const struct loaded_policy *lp, const
 	log_watch_result(r, &failed, "the new cgroup directories");
 }
 
+/* Sets *ret_message (optional) to a copy of text, or strerror(-r). */
+static void set_message(char **ret_message, const char *text, int r) {
+	if (!ret_message)
+		return;
+	free(*ret_message);
+	*ret_message = strdup(text ?: strerror(-r));
+}
+
+/* The reconcile itself: an event's batch, or the whole host within the
+ * reach that the record and both policies give. */
+static int run_reconcile(struct manager *m, const struct loaded_policy *lp,
+			 const struct cgf_reconcile_scope *scope, struct cgf_reconcile *rc) {
+	struct cgf_reach reach = {};
+	bool within;
+	int r;
+
+	if (scope)
+		return cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, rc);
+	within = reach_before(m, lp, &reach);
+	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, true, rc);
+	cgf_reach_done(&reach);
+	return r;
+}
+
+/*
+ * The lists that failed: said, and for a full reconcile kept as the
+ * policy in force's (a new policy that went through whole is in force
+ * next, and the old one's failures are moot).  An event's reconcile saw
+ * only its own lists: its failures make the retry timer run, and the full
+ * reconcile that follows says them (with the whole walk's unreachable
+ * cgroups).
+ */
+static void take_failures(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+			  int r, struct cgf_reconcile *rc, char **ret_message) {
+	bool current = lp == &m->current;
+
+	if (r >= 0 && rc->failures.n > 0) {
+		if (current && !scope)
+			cgf_list_failures_count_attempts(&rc->failures, &m->pending);
+		log_failures(&rc->failures, current);
+		log_error("reconciled all but %zu list%s: %zu actions applied, the failed lists are retried",
+			  rc->failures.n, rc->failures.n == 1 ? "" : "s", rc->applied);
+		if (ret_message) {
+			free(*ret_message);
+			*ret_message = cgf_list_failures_verdict(&rc->failures);
+		}
+	} else if (r >= 0 && current && !scope && m->pending.n > 0)
+		log_info("every list failed before is applied now");
+	if (r >= 0 && !scope && (current || rc->failures.n == 0)) {
+		cgf_list_failures_done(&m->pending);
+		m->pending = rc->failures;
+		rc->failures = (struct cgf_list_failures) {};
+		write_pending(m, &rc->tree);
+	}
+}
+
+/* One line on how the reconcile ended (the failed lists are said by
+ * take_failures()). */
+static void say_outcome(struct manager *m, const struct cgf_reconcile_scope *scope, bool announce, int r,
+			const struct cgf_reconcile *rc, char **ret_message) {
+	if (r < 0) {
+		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
+			  rc->applied, rc->plan ? rc->plan->n_actions : 0, rc->error ?: strerror(-r));
+		set_message(ret_message, rc->error, r);
+	} else if (rc->failures.n > 0) {
+		/* Said by take_failures(). */
+	} else if (!rc->converged) {
+		_cleanup_free_ char *text = NULL;
+
+		log_error("after applying, the kernel still differs from the policy; next plan:");
+		if (cgf_plan_format(rc->leftover, &text) >= 0)
+			cgf_log_text(LOG_ERR, text);
+	} else if (rc->applied > 0 || rc->gc_removed > 0 || rc->stale > 0)
+		log_info("reconciled: %zu cgroups%s, %zu actions, %u stale retries, %d programs unpinned",
+			 rc->tree.n_paths, scope ? " of an event" : "", rc->applied, rc->stale, rc->gc_removed);
+	else if (!m->started && announce)
+		/* After a restart this is the adoption: say so. */
+		log_info("the kernel already matches the policy (%zu cgroups): adopted, nothing to do",
+			 rc->tree.n_paths);
+	else
+		log_debug("reconciled: %zu cgroups%s, no changes", rc->tree.n_paths, scope ? " of an event" : "");
+}
+
+/* What the walk showed that the operator should know: cgroups the policy
+ * names that do not exist (at start-up and reload), and the directories
+ * it could not enter. */
+static void say_tree(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+		     bool announce, int r, const struct cgf_reconcile *rc) {
+	if (r >= 0 && announce && rc->tree.paths)
+		warn_missing(lp, &rc->tree);
+	if (rc->tree.paths && !scope)
+		warn_skipped(m, &rc->tree);
+	else if (rc->tree.n_skipped > 0)
+		/* A tenant can make these at will: not worth a warning each. */
+		log_debug("the event's cgroup walk skipped %zu directories (the first: %s)", rc->tree.n_skipped,
+			  rc->tree.skipped[0].path);
+}
+
+/* Watches the directories of the reconcile's tree.  *ret_again: cgroups
+ * that appeared in a directory before its watch existed, for an event's
+ * reconcile of their own (not another full one). */
+static void watch_tree(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+		       const struct cgf_reconcile *rc, char ***ret_again, size_t *ret_n_again) {
+	char **watched = NULL;
+	size_t n_watched = 0;
+
+	if (!m->watch || !rc->tree.paths)
+		return;
+	if (scope)
+		watch_scope(m, lp, &rc->tree, &watched, &n_watched);
+	else
+		watch_full(m, lp, &rc->tree, &watched, &n_watched);
+	if (n_watched > 0 &&
+	    cgf_cgroup_tree_unseen_children(cgf_kernel_cgroup_root_fd(m->kernel), &rc->tree, watched, n_watched,
+					    ret_again, ret_n_again) < 0)
+		log_warning("looking for cgroups made before their parents' watches: out of memory");
+	cgf_strv_free(watched, n_watched);
+}
+
 /*
  * One reconcile of a policy; *ret_message (optional) says why it failed.
  * scope NULL: the whole host (start-up, reload, lost events, the safety
@@ -436,91 +555,16 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	bool converged, current = lp == &m->current, whole;
 	int r;
 
-	if (scope)
-		r = cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, &rc);
-	else {
-		struct cgf_reach reach = {};
-		bool within = reach_before(m, lp, &reach);
-
-		r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, true, &rc);
-		cgf_reach_done(&reach);
-	}
-	/* Every list of the plan applied (the failures move on below). */
+	r = run_reconcile(m, lp, scope, &rc);
+	/* Every list of the plan applied (take_failures() moves them on). */
 	whole = r >= 0 && rc.failures.n == 0;
 	if (rc.plan)
 		log_plan(&rc);
-	if (r >= 0 && rc.failures.n > 0) {
-		if (current && !scope)
-			cgf_list_failures_count_attempts(&rc.failures, &m->pending);
-		log_failures(&rc.failures, current);
-		log_error("reconciled all but %zu list%s: %zu actions applied, the failed lists are retried",
-			  rc.failures.n, rc.failures.n == 1 ? "" : "s", rc.applied);
-		if (ret_message) {
-			free(*ret_message);
-			*ret_message = cgf_list_failures_verdict(&rc.failures);
-		}
-	} else if (r >= 0 && current && !scope && m->pending.n > 0)
-		log_info("every list failed before is applied now");
-	/* The policy in force's failures; a new policy that went through
-	 * whole is in force next, and the old one's failures are moot.  An
-	 * event's reconcile saw only its own lists: its failures make the
-	 * retry timer run, and the full reconcile that follows says them
-	 * (with the whole walk's unreachable cgroups). */
-	if (r >= 0 && !scope && (current || rc.failures.n == 0)) {
-		cgf_list_failures_done(&m->pending);
-		m->pending = rc.failures;
-		rc.failures = (struct cgf_list_failures) {};
-		write_pending(m, &rc.tree);
-	}
-	if (r < 0) {
-		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
-			  rc.applied, rc.plan ? rc.plan->n_actions : 0, rc.error ?: strerror(-r));
-		if (ret_message) {
-			free(*ret_message);
-			*ret_message = rc.error ? strdup(rc.error) : strdup(strerror(-r));
-		}
-	} else if (rc.failures.n > 0) {
-		/* Said above. */
-	} else if (!rc.converged) {
-		_cleanup_free_ char *text = NULL;
+	take_failures(m, lp, scope, r, &rc, ret_message);
+	say_outcome(m, scope, announce, r, &rc, ret_message);
+	say_tree(m, lp, scope, announce, r, &rc);
+	watch_tree(m, lp, scope, &rc, &again, &n_again);
 
-		log_error("after applying, the kernel still differs from the policy; next plan:");
-		if (cgf_plan_format(rc.leftover, &text) >= 0)
-			cgf_log_text(LOG_ERR, text);
-	} else if (rc.applied > 0 || rc.gc_removed > 0 || rc.stale > 0)
-		log_info("reconciled: %zu cgroups%s, %zu actions, %u stale retries, %d programs unpinned",
-			 rc.tree.n_paths, scope ? " of an event" : "", rc.applied, rc.stale, rc.gc_removed);
-	else if (!m->started && announce)
-		/* After a restart this is the adoption: say so. */
-		log_info("the kernel already matches the policy (%zu cgroups): adopted, nothing to do",
-			 rc.tree.n_paths);
-	else
-		log_debug("reconciled: %zu cgroups%s, no changes", rc.tree.n_paths, scope ? " of an event" : "");
-	if (r >= 0 && announce && rc.tree.paths)
-		warn_missing(lp, &rc.tree);
-	if (rc.tree.paths && !scope)
-		warn_skipped(m, &rc.tree);
-	else if (rc.tree.n_skipped > 0)
-		/* A tenant can make these at will: not worth a warning each. */
-		log_debug("the event's cgroup walk skipped %zu directories (the first: %s)", rc.tree.n_skipped,
-			  rc.tree.skipped[0].path);
-
-	if (m->watch && rc.tree.paths) {
-		char **watched = NULL;
-		size_t n_watched = 0;
-
-		if (scope)
-			watch_scope(m, lp, &rc.tree, &watched, &n_watched);
-		else
-			watch_full(m, lp, &rc.tree, &watched, &n_watched);
-		/* What appeared in them before their watch existed: an
-		 * event's reconcile of its own, not another full one. */
-		if (n_watched > 0 &&
-		    cgf_cgroup_tree_unseen_children(cgf_kernel_cgroup_root_fd(m->kernel), &rc.tree, watched, n_watched,
-						    &again, &n_again) < 0)
-			log_warning("looking for cgroups made before their parents' watches: out of memory");
-		cgf_strv_free(watched, n_watched);
-	}
 	converged = r >= 0 && rc.converged && rc.failures.n == 0 && (!current || m->pending.n == 0);
 	if (!scope && whole && rc.converged)
 		reach_after(lp);
