@@ -37,7 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kernel-internal.h"
+#include "kernel-progs.h"
 #include "util.h"
 
 #define PIN_PROG "prog-"
@@ -59,21 +59,26 @@ static struct cgf_kernel_prog *prog_free(struct cgf_kernel_prog *p) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct cgf_kernel_prog *, prog_free);
 
-void cgf_kernel_progs_done(struct cgf_kernel *k) {
-	for (size_t i = 0; i < k->n_progs; i++)
-		prog_free(k->progs[i]);
-	free(k->progs);
-	k->progs = NULL;
-	k->n_progs = 0;
+void cgf_instances_done(struct cgf_instances *in) {
+	for (size_t i = 0; i < in->n_progs; i++)
+		prog_free(in->progs[i]);
+	free(in->progs);
+	in->progs = NULL;
+	in->n_progs = 0;
+	for (size_t i = 0; i < in->n_warnings; i++)
+		free(in->warnings[i]);
+	free(in->warnings);
+	in->warnings = NULL;
+	in->n_warnings = 0;
 }
 
-static int add_prog(struct cgf_kernel *k, struct cgf_kernel_prog *p) {
-	struct cgf_kernel_prog **slot = array_append((void **) &k->progs, k->n_progs, sizeof(*k->progs));
+static int add_prog(struct cgf_instances *in, struct cgf_kernel_prog *p) {
+	struct cgf_kernel_prog **slot = array_append((void **) &in->progs, in->n_progs, sizeof(*in->progs));
 
 	if (!slot)
 		return -ENOMEM;
 	*slot = p;
-	k->n_progs++;
+	in->n_progs++;
 	return 0;
 }
 
@@ -127,16 +132,15 @@ static int record_target(const struct bpf_prog_info *info, unsigned attach_type,
 }
 
 /* Adds a line to what the caller is to log about the pins. */
-static void warn(struct cgf_kernel *k, const char *format, ...) _printf_(2, 3);
-static void warn(struct cgf_kernel *k, const char *format, ...) {
-	char **slot = array_append((void **) &k->warnings, k->n_warnings, sizeof(*k->warnings));
+void cgf_instances_warn(struct cgf_instances *in, const char *format, ...) {
+	char **slot = array_append((void **) &in->warnings, in->n_warnings, sizeof(*in->warnings));
 	va_list va;
 
 	if (!slot)
 		return;
 	va_start(va, format);
 	if (vasprintf(slot, format, va) >= 0)
-		k->n_warnings++;
+		in->n_warnings++;
 	va_end(va);
 }
 
@@ -237,7 +241,7 @@ static bool parse_prog_pin(const char *name, bool *ret_preorder, unsigned *ret_i
 	return true;
 }
 
-static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
+static int scan_dir(struct cgf_instances *in, const char *dir_name) {
 	_cleanup_free_ char *dir = NULL;
 	const char *at = strchr(dir_name, '@');
 	struct dirent *de;
@@ -246,7 +250,7 @@ static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
 
 	if (!at || at == dir_name || !at[1])
 		return 0; /* not ours: we never made it */
-	if (asprintf(&dir, "%s/%s", k->pin_root, dir_name) < 0)
+	if (asprintf(&dir, "%s/%s", in->pin_root, dir_name) < 0)
 		return -ENOMEM;
 	d = opendir(dir);
 	if (!d)
@@ -276,18 +280,20 @@ static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
 		}
 		p->fd = bpf_obj_get(p->pin);
 		if (p->fd < 0) {
-			warn(k, "pin %s: not adopted (foreign): cannot open it: %s", p->pin, strerror(errno));
+			cgf_instances_warn(in, "pin %s: not adopted (foreign): cannot open it: %s", p->pin,
+					   strerror(errno));
 			continue;
 		}
 		if (!verify_pin(p, dir, de->d_name, &reason)) {
 			if (p->prog_id)
-				warn(k, "pin %s (prog %" PRIu32 "): not adopted, treated as foreign: %s", p->pin,
-				     p->prog_id, reason ?: "?");
+				cgf_instances_warn(in, "pin %s (prog %" PRIu32 "): not adopted, treated as foreign: %s",
+						   p->pin, p->prog_id, reason ?: "?");
 			else
-				warn(k, "pin %s: not adopted, treated as foreign: %s", p->pin, reason ?: "?");
+				cgf_instances_warn(in, "pin %s: not adopted, treated as foreign: %s", p->pin,
+						   reason ?: "?");
 			continue;
 		}
-		r = add_prog(k, p);
+		r = add_prog(in, p);
 		if (r >= 0)
 			p = NULL;
 	}
@@ -295,19 +301,26 @@ static int scan_dir(struct cgf_kernel *k, const char *dir_name) {
 	return r;
 }
 
-int cgf_kernel_progs_scan(struct cgf_kernel *k) {
+const struct cgf_kernel_prog *cgf_instances_find(const struct cgf_instances *in, uint32_t prog_id) {
+	for (size_t i = 0; i < in->n_progs; i++)
+		if (in->progs[i]->prog_id == prog_id)
+			return in->progs[i];
+	return NULL;
+}
+
+int cgf_instances_scan(struct cgf_instances *in) {
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
 
-	if (k->pin.fd < 0)
+	if (in->pin->fd < 0)
 		return 0; /* read-only, and nothing was ever pinned */
-	d = opendir(k->pin_root);
+	d = opendir(in->pin_root);
 	if (!d)
 		return -errno;
 	while (r >= 0 && (de = readdir(d)))
 		if (de->d_name[0] != '.')
-			r = scan_dir(k, de->d_name);
+			r = scan_dir(in, de->d_name);
 	closedir(d);
 	return r;
 }
@@ -319,13 +332,13 @@ static bool has_id(const uint32_t *ids, size_t n, uint32_t id) {
 	return false;
 }
 
-const struct cgf_kernel_prog *cgf_kernel_free_instance(const struct cgf_kernel *k, const char *filter,
-							const char *identity, enum cgf_direction direction,
-							bool preorder, const uint32_t *ids, size_t n) {
+const struct cgf_kernel_prog *cgf_instances_find_free(const struct cgf_instances *in, const char *filter,
+						      const char *identity, enum cgf_direction direction,
+						      bool preorder, const uint32_t *ids, size_t n) {
 	const struct cgf_kernel_prog *best = NULL;
 
-	for (size_t i = 0; i < k->n_progs; i++) {
-		const struct cgf_kernel_prog *p = k->progs[i];
+	for (size_t i = 0; i < in->n_progs; i++) {
+		const struct cgf_kernel_prog *p = in->progs[i];
 
 		if (p->preorder != preorder || p->direction != direction || !streq(p->filter, filter) ||
 		    !streq(p->identity, identity) || has_id(ids, n, p->prog_id))
@@ -336,12 +349,12 @@ const struct cgf_kernel_prog *cgf_kernel_free_instance(const struct cgf_kernel *
 	return best;
 }
 
-static unsigned next_instance(const struct cgf_kernel *k, const char *filter, const char *identity,
+static unsigned next_instance(const struct cgf_instances *in, const char *filter, const char *identity,
 			      bool preorder) {
 	unsigned next = 0;
 
-	for (size_t i = 0; i < k->n_progs; i++) {
-		const struct cgf_kernel_prog *p = k->progs[i];
+	for (size_t i = 0; i < in->n_progs; i++) {
+		const struct cgf_kernel_prog *p = in->progs[i];
 
 		if (p->preorder == preorder && streq(p->filter, filter) && streq(p->identity, identity) &&
 		    p->instance >= next)
@@ -401,8 +414,8 @@ fail:
 	return r;
 }
 
-int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_object *obj, bool preorder,
-			     const struct cgf_kernel_prog **ret, char **ret_message) {
+int cgf_instances_load(struct cgf_instances *in, const struct cgf_filter_object *obj, bool preorder,
+		       const struct cgf_kernel_prog **ret, char **ret_message) {
 	const struct cgf_filter *f = obj->filter;
 	_cleanup_(prog_freep) struct cgf_kernel_prog *p = NULL;
 	_cleanup_free_ char *dir = NULL, *record = NULL, *target = NULL;
@@ -418,13 +431,13 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 	p->preorder = preorder;
 	p->filter = strdup(f->name);
 	p->identity = strdup(obj->identity);
-	if (!p->filter || !p->identity || asprintf(&dir, "%s/%s@%s", k->pin_root, f->name, obj->identity) < 0)
+	if (!p->filter || !p->identity || asprintf(&dir, "%s/%s@%s", in->pin_root, f->name, obj->identity) < 0)
 		return -ENOMEM;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return errno_message(ret_message, -errno, "filter '%s': creating %s", f->name, dir);
 	p->direction = f->direction;
 	/* The next number after ours; one taken by a foreign pin is skipped. */
-	for (p->instance = next_instance(k, f->name, obj->identity, preorder);; p->instance++) {
+	for (p->instance = next_instance(in, f->name, obj->identity, preorder);; p->instance++) {
 		free(p->pin);
 		if (asprintf(&p->pin, "%s/%s%u", dir, preorder ? PIN_PROG_PRE : PIN_PROG, p->instance) < 0) {
 			p->pin = NULL;
@@ -476,7 +489,7 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 		(void) unlink(record);
 		return errno_message(ret_message, r, "filter '%s': pinning at %s", f->name, p->pin);
 	}
-	r = add_prog(k, p);
+	r = add_prog(in, p);
 	if (r < 0) {
 		unlink(p->pin);
 		unlink(record);
@@ -486,11 +499,11 @@ int cgf_kernel_load_instance(struct cgf_kernel *k, const struct cgf_filter_objec
 	return 0;
 }
 
-int cgf_kernel_map_fd(struct cgf_kernel *k, const char *filter, const char *identity, const char *map_name) {
+int cgf_instances_map_fd(struct cgf_instances *in, const char *filter, const char *identity, const char *map_name) {
 	_cleanup_free_ char *pin = NULL;
 	int fd;
 
-	if (asprintf(&pin, "%s/%s@%s/" PIN_MAP "%s", k->pin_root, filter, identity, map_name) < 0)
+	if (asprintf(&pin, "%s/%s@%s/" PIN_MAP "%s", in->pin_root, filter, identity, map_name) < 0)
 		return -ENOMEM;
 	fd = bpf_obj_get(pin);
 	return fd < 0 ? -errno : fd;
@@ -551,12 +564,12 @@ static int remove_if_unused(const char *dir) {
 
 /* Directories of ours without a program: left by a load that failed,
  * or by a daemon that died between loading and pinning. */
-static int sweep(struct cgf_kernel *k) {
+static int sweep(struct cgf_instances *in) {
 	struct dirent *de;
 	DIR *d;
 	int r = 0, q;
 
-	d = opendir(k->pin_root);
+	d = opendir(in->pin_root);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
@@ -564,7 +577,7 @@ static int sweep(struct cgf_kernel *k) {
 
 		if (de->d_name[0] == '.' || !strchr(de->d_name, '@'))
 			continue;
-		if (asprintf(&dir, "%s/%s", k->pin_root, de->d_name) < 0) {
+		if (asprintf(&dir, "%s/%s", in->pin_root, de->d_name) < 0) {
 			r = -ENOMEM;
 			break;
 		}
@@ -608,14 +621,14 @@ static int prune_counters(const char *dir, const struct cgf_cgroup_tree *tree) {
 	return 0;
 }
 
-int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree) {
+int cgf_instances_gc(struct cgf_instances *in, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree) {
 	int removed = 0, r = 0, q;
 
-	if (!k->pin.locked) /* opened read-only: another cgfilterd may apply */
+	if (!in->pin->locked) /* opened read-only: another cgfilterd may apply */
 		return -EROFS;
 
-	for (size_t i = 0; i < k->n_progs;) {
-		struct cgf_kernel_prog *p = k->progs[i];
+	for (size_t i = 0; i < in->n_progs;) {
+		struct cgf_kernel_prog *p = in->progs[i];
 
 		if (attached_anywhere(actual, p->prog_id)) {
 			i++;
@@ -629,15 +642,15 @@ int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const s
 		q = unlink_record(p->pin);
 		if (q < 0 && r >= 0)
 			r = q;
-		k->progs[i] = k->progs[--k->n_progs];
+		in->progs[i] = in->progs[--in->n_progs];
 		prog_free(p);
 		removed++;
 	}
-	q = sweep(k);
+	q = sweep(in);
 	if (q < 0 && r >= 0)
 		r = q;
-	for (size_t i = 0; i < k->n_progs; i++) {
-		const char *pin = k->progs[i]->pin;
+	for (size_t i = 0; i < in->n_progs; i++) {
+		const char *pin = in->progs[i]->pin;
 		_cleanup_free_ char *dir = strndup(pin, (size_t) (strrchr(pin, '/') - pin));
 		bool done = false;
 
@@ -645,7 +658,8 @@ int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const s
 			return -ENOMEM;
 		/* Once per object, not per instance. */
 		for (size_t j = 0; j < i && !done; j++)
-			done = strncmp(k->progs[j]->pin, dir, strlen(dir)) == 0 && k->progs[j]->pin[strlen(dir)] == '/';
+			done = strncmp(in->progs[j]->pin, dir, strlen(dir)) == 0 &&
+			       in->progs[j]->pin[strlen(dir)] == '/';
 		q = done ? 0 : prune_counters(dir, tree);
 		if (q < 0 && r >= 0)
 			r = q;

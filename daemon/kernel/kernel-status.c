@@ -8,7 +8,6 @@
 #include <sys/utsname.h>
 
 #include "filter-maps-sync.h"
-#include "kernel-progs.h"
 #include "kernel-status.h"
 
 /* The list at the cgroup or its nearest ancestor that holds the program:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel edge: open, probe, read and apply (kernel.h).  Program
- * instances and their pins are in kernel-progs.c.
+ * The kernel edge: open, probe, read and apply (kernel.h).  Our program
+ * instances and their pins are in kernel-progs.c, which this file calls
+ * (and which never calls back).
  *
  * Every syscall error becomes -errno here, at the boundary; messages name
  * the object (cgroup, direction, filter, program id) and are returned to
@@ -16,7 +17,8 @@
 #include <bpf/libbpf.h>
 
 #include "cgbpf-sys.h"
-#include "kernel-internal.h"
+#include "kernel-progs.h"
+#include "kernel.h"
 #include "util.h"
 
 /* state.h keeps its own names for the uapi flags; they must agree. */
@@ -30,6 +32,15 @@ _Static_assert(CGF_ATTACH_PREORDER == BPF_F_PREORDER, "BPF_F_PREORDER");
 
 /* A list holds at most BPF_CGROUP_MAX_PROGS programs. */
 #define LIST_MAX 64
+
+struct cgf_kernel {
+	int cgroup_fd;
+	char *cgroup_root;
+	char *pin_root;
+	struct cgf_pin_root pin; /* its fd, and whether we hold its lock */
+	struct cgf_features features;
+	struct cgf_instances instances; /* ours, under pin_root */
+};
 
 const struct cgf_features *cgf_kernel_features(const struct cgf_kernel *k) {
 	return &k->features;
@@ -46,10 +57,7 @@ const char *cgf_kernel_cgroup_root(const struct cgf_kernel *k) {
 struct cgf_kernel *cgf_kernel_free(struct cgf_kernel *k) {
 	if (!k)
 		return NULL;
-	cgf_kernel_progs_done(k);
-	for (size_t i = 0; i < k->n_warnings; i++)
-		free(k->warnings[i]);
-	free(k->warnings);
+	cgf_instances_done(&k->instances);
 	cgf_pin_root_done(&k->pin);
 	if (k->cgroup_fd >= 0)
 		close(k->cgroup_fd);
@@ -122,15 +130,14 @@ int cgf_kernel_open(const char *cgroup_root, const char *pin_root, enum cgf_kern
 			      &k->pin, NULL, ret_message);
 	if (r < 0)
 		return r;
+	k->instances = (struct cgf_instances) { .pin_root = k->pin_root, .pin = &k->pin };
 	if (k->pin.mode_fixed) {
-		char **slot = array_append((void **) &k->warnings, k->n_warnings, sizeof(*k->warnings));
-
-		if (!slot || asprintf(slot, "pin directory %s had mode %04o: changed to 0700", k->pin_root,
-				      (unsigned) k->pin.old_mode) < 0)
+		cgf_instances_warn(&k->instances, "pin directory %s had mode %04o: changed to 0700", k->pin_root,
+				   (unsigned) k->pin.old_mode);
+		if (k->instances.n_warnings == 0)
 			return -ENOMEM;
-		k->n_warnings++;
 	}
-	r = cgf_kernel_progs_scan(k);
+	r = cgf_instances_scan(&k->instances);
 	if (r < 0)
 		return errno_message(ret_message, r, "reading the pins under %s", k->pin_root);
 	*ret = TAKE_PTR(k);
@@ -141,16 +148,21 @@ bool cgf_kernel_can_apply(const struct cgf_kernel *k) {
 	return k->pin.locked;
 }
 
-size_t cgf_kernel_warnings(const struct cgf_kernel *k, const char *const **ret) {
-	*ret = (const char *const *) k->warnings;
-	return k->n_warnings;
+const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id) {
+	return cgf_instances_find(&k->instances, prog_id);
 }
 
-const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id) {
-	for (size_t i = 0; i < k->n_progs; i++)
-		if (k->progs[i]->prog_id == prog_id)
-			return k->progs[i];
-	return NULL;
+int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree) {
+	return cgf_instances_gc(&k->instances, actual, tree);
+}
+
+int cgf_kernel_map_fd(struct cgf_kernel *k, const char *filter, const char *identity, const char *map_name) {
+	return cgf_instances_map_fd(&k->instances, filter, identity, map_name);
+}
+
+size_t cgf_kernel_warnings(const struct cgf_kernel *k, const char *const **ret) {
+	*ret = (const char *const *) k->instances.warnings;
+	return k->instances.n_warnings;
 }
 
 static int open_cgroup(struct cgf_kernel *k, const char *cgroup) {
@@ -499,9 +511,10 @@ static int choose_instances(struct applier *ap, const struct cgf_actual *actual)
 			return errno_message(&ap->message, -EINVAL,
 					     "action #%zu: filter '%s' with identity %s is not in the policy read",
 					     i, a->filter, a->identity);
-		p = cgf_kernel_free_instance(ap->k, a->filter, a->identity, a->direction, preorder, t->ids, t->n);
+		p = cgf_instances_find_free(&ap->k->instances, a->filter, a->identity, a->direction, preorder,
+					    t->ids, t->n);
 		if (!p) {
-			r = cgf_kernel_load_instance(ap->k, obj, preorder, &p, &ap->message);
+			r = cgf_instances_load(&ap->k->instances, obj, preorder, &p, &ap->message);
 			if (r < 0)
 				return r;
 		}

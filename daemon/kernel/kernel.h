@@ -28,6 +28,7 @@
 #include "cgroup-tree.h"
 #include "filter-object.h"
 #include "kernel-features.h"
+#include "kernel-progs.h"
 #include "list-failures.h"
 #include "macro.h"
 #include "plan.h"
@@ -37,18 +38,6 @@
 #define CGF_PIN_ROOT "/sys/fs/bpf/cgfilterd"
 
 struct cgf_kernel;
-
-/* One of our program instances, from its pin and its identity record. */
-struct cgf_kernel_prog {
-	uint32_t prog_id;
-	int fd;
-	char *filter;
-	char *identity;
-	enum cgf_direction direction; /* the attach type it was loaded for */
-	bool preorder;
-	unsigned instance;
-	char *pin;
-};
 
 enum cgf_kernel_mode {
 	CGF_KERNEL_READ,  /* read and plan only: no lock, nothing created */
@@ -79,9 +68,6 @@ const struct cgf_features *cgf_kernel_features(const struct cgf_kernel *k);
 int cgf_kernel_cgroup_root_fd(const struct cgf_kernel *k);
 const char *cgf_kernel_cgroup_root(const struct cgf_kernel *k);
 
-/* Our instance with that id, or NULL: a foreign program. */
-const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id);
-
 /*
  * The actual state of every cgroup of the snapshot, both directions,
  * empty lists included (the planner needs their revisions).  A cgroup
@@ -96,6 +82,21 @@ int cgf_kernel_effective(struct cgf_kernel *k, const char *cgroup, enum cgf_dire
 
 /* The cgroup id (as bpf_skb_cgroup_id() sees it) of a path, or -errno. */
 int cgf_kernel_cgroup_id(struct cgf_kernel *k, const char *cgroup, uint64_t *ret);
+
+/* Our instance with that id, or NULL: a foreign program. */
+const struct cgf_kernel_prog *cgf_kernel_find_prog(const struct cgf_kernel *k, uint32_t prog_id);
+
+/*
+ * Unpins the instances that no list of "actual" (a read of the whole
+ * tree) holds, removes their directories once no instance is left, and
+ * drops the counters of cgroups no longer in the tree.  Returns the
+ * number of instances removed, or -errno.
+ */
+int cgf_kernel_gc(struct cgf_kernel *k, const struct cgf_actual *actual, const struct cgf_cgroup_tree *tree);
+
+/* The fd of a map of our object for (filter, identity), from its pin, or
+ * -errno (-ENOENT: no such map). */
+int cgf_kernel_map_fd(struct cgf_kernel *k, const char *filter, const char *identity, const char *map_name);
 
 /*
  * Running a plan made against "actual" takes two calls, with the caller's

@@ -2,7 +2,6 @@
 #include <errno.h>
 
 #include "filter-maps-sync.h"
-#include "kernel-progs.h"
 #include "maps-sync.h"
 #include "util.h"
 

@@ -2,7 +2,6 @@
 #include <errno.h>
 
 #include "expand.h"
-#include "kernel-progs.h"
 #include "maps-sync.h"
 #include "reach.h"
 #include "reconcile.h"
