@@ -8,7 +8,7 @@
 
 CGF_TOP=${CGF_TOP:?run through scripts/vm}
 CGF_BUILD=${CGF_BUILD:-$CGF_TOP/build}
-NETPROBE=$CGF_BUILD/tests/vm/netprobe
+NETPROBE=$CGF_BUILD/tests/vm/tools/netprobe
 
 # wait_for_file FILE: bounded wait for a receiver to be ready.
 wait_for_file() {
