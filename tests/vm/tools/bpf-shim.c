@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * LD_PRELOAD shim for backend.test, watch.test and isolation.test, around syscall() (through which our
+ * LD_PRELOAD shim for kernel-edge.test, watch.test and isolation.test, around syscall() (through which our
  * lib/cgbpf-sys.c and libbpf call bpf(2)):
  *
  * - with $CGF_STALE_PIN it plays "another controller" that changes a
