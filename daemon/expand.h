@@ -44,8 +44,8 @@ typedef int (*cgf_identity_func_t)(const struct cgf_filter *f, void *userdata, c
  * The identity from the model alone: the filter type and direction (which
  * built-in program and section), and for `object` filters the path and
  * program name.  "<type>:<16 hex digits>".  It cannot see a changed
- * object file: the kernel edge passes its own function that adds a digest
- * of the object's bytes.
+ * object file: reconcile.c passes cgf_objects_identity() (filter-object.h)
+ * instead, which adds a digest of the object's bytes.
  */
 int cgf_filter_identity(const struct cgf_filter *f, void *userdata, char **ret);
 
