@@ -3,8 +3,11 @@
  * Raw bpf(2) wrappers for the cgroup attach API with the new fields
  * (libbpf 1.1 does not know them).  Thin: one syscall each, the attr
  * zeroed and sized to our struct, and the result as a negative errno.
- * Options structs start with their size, as libbpf's do, so a caller
- * built against an older copy of this header is still understood.
+ * Options structs start with their size, as libbpf's do, but an older
+ * caller is not understood: opts->sz below this header's struct size (a
+ * caller built against an older copy) is refused with -EINVAL (OPTS_OK
+ * in cgbpf-sys.c), and bytes beyond it are not read.  Callers build
+ * against this very header.
  */
 #pragma once
 

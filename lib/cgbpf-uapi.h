@@ -9,7 +9,7 @@
  * We describe only the parts of union bpf_attr that these commands use,
  * as our own structs, so the tests build against Debian's headers and
  * never depend on a newer one.  Every offset is pinned to the table in
- * /work/shared/spec/cgroup-bpf-uapi.md (x86_64), and the fields 6.1
+ * docs/cgroup-bpf-uapi.md (x86_64), and the fields 6.1
  * already has are pinned to Debian's union bpf_attr as well, so a typo
  * here fails the build instead of silently sending the kernel garbage.
  */

@@ -6,8 +6,8 @@
  *   - inotify on the cgroup directories the policy can reach: each batch
  *     of events reconciles what it can affect (the new cgroups, their
  *     ancestors and descendants, the tenant entries of removed ones);
- *     lost events, reloads and a periodic safety net reconcile the whole
- *     host;
+ *     lost events, reloads and a periodic safety net make a full
+ *     reconcile (every cgroup within the policy's reach, reach.h);
  *   - SIGHUP rereads the policy: a valid one is reconciled, and if the
  *     kernel refuses it the previous one is reconciled again and stays in
  *     force; the outcome goes to /run/cgfilterd/reload, which
@@ -541,11 +541,12 @@ static void watch_tree(struct manager *m, const struct loaded_policy *lp, const 
 
 /*
  * One reconcile of a policy; *ret_message (optional) says why it failed.
- * scope NULL: the whole host (start-up, reload, lost events, the safety
- * net, a retry); else one batch of events.  "announce": start-up or
- * reload, when a missing cgroup is worth a warning (not at every cgroup
- * event).  Returns -errno when the reconcile failed as a whole, else the
- * number of lists it failed (the others applied): 0 is a full success.
+ * scope NULL: a full reconcile of the reach (start-up, reload, lost
+ * events, safety net, retry); else one batch of events.  "announce":
+ * start-up or reload, when a missing cgroup is worth a warning (not at
+ * every cgroup event).  Returns -errno when the reconcile failed as a
+ * whole, else the number of lists it failed (the others applied): 0 is a
+ * full success.
  */
 static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message) {

@@ -7,11 +7,11 @@
  * paths and globs may reach wakes the daemon at once.  It says which
  * cgroups appeared (by path) and which watched ones went away (by cgroup
  * id, the name being free for a new cgroup at once), or that events were
- * lost: then the caller reads the whole tree again, the one source of
- * truth, so a missed or coalesced event can delay a change but never
- * hide one.  Looking up an event's directory costs a binary search, not
- * a scan of every watch: a host with 10,000 watched cgroups pays for an
- * event what a host with none pays.
+ * lost: then the caller reconciles all within reach again (reach.h),
+ * the one source of truth, so a missed or coalesced event can delay a
+ * change but never hide one.  Looking up an event's directory costs a
+ * binary search, not a scan of every watch: a host with 10,000 watched
+ * cgroups pays for an event what a host with none pays.
  *
  * No bpf() here, and no policy details: the caller says which
  * directories it wants watched.
@@ -64,7 +64,7 @@ int cgf_watch_add_scope(struct cgf_watch *w, const struct cgf_cgroup_tree *tree,
 			struct cgf_watch_failures *ret_failures, char ***ret_added, size_t *ret_n_added);
 
 /* Past this many cgroups created or removed in one drain, it reports an
- * overflow: reading the whole tree once is cheaper than that many
+ * overflow: one full reconcile is cheaper than that many
  * partial reads, and memory stays bounded whatever a tenant does. */
 #define CGF_WATCH_CHANGES_MAX 4096
 

@@ -2,8 +2,11 @@
 /*
  * The thin side of filter-maps: read a rules object's maps, let the pure
  * planner (filter-maps.c) say what to change, apply it; and read the
- * counters every built-in object keeps.  The only file of the filters'
- * userspace that makes bpf() calls.
+ * counters every built-in object keeps.  The file of the filters'
+ * userspace that makes bpf() calls (filter-maps.c makes none): map
+ * element reads and writes only, on fds the caller opened (the kernel
+ * edge's cgf_kernel_map_fd(), or a test's); programs, pins and
+ * attachments are the kernel edge's (kernel.c, kernel-progs.c).
  */
 #include <errno.h>
 #include <linux/membarrier.h>

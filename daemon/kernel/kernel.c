@@ -304,8 +304,9 @@ static int read_list(struct reader *rd, struct cgf_actual *a, const char *cgroup
 			.ours = ours,
 			.filter = ours ? ours->filter : NULL,
 			.identity = ours ? ours->identity : NULL,
-			/* Our series reports PREORDER per entry; upstream does
-			 * not, so for ours the pin says which class it is. */
+			/* No query reports PREORDER per entry (upstream and
+			 * our series fill prog_attach_flags with the mode), so
+			 * for ours the pin says which class it is. */
 			.preorder = (flags[i] & BPF_F_PREORDER) || (ours && ours->preorder),
 		};
 		const char *name;

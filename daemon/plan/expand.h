@@ -4,9 +4,11 @@
 /*
  * expand: a valid policy and a snapshot of the cgroup tree (the paths that
  * exist) → the desired state, per cgroup and direction.  Pure: no I/O, no
- * kernel.  The daemon calls it after every read of the tree: the whole
- * tree for a full reconcile, an event's partial one (its cgroups, their
- * ancestors and subtrees) otherwise.
+ * kernel.  reconcile.c calls it after every read of the tree: for a full
+ * reconcile the cgroups within the policy's reach (reach.h; the whole
+ * host for a reconcile that only plans, and without a valid reach
+ * record), for a batch of cgroup events a partial snapshot (the cgroups
+ * created, their ancestors and subtrees: cgf_cgroup_tree_read_scope()).
  *
  *  - An attachment applies to every existing cgroup its `cgroup:` matches
  *    (cgroup-pattern.h: fnmatch per component, `**` for any depth).  A
@@ -19,8 +21,8 @@
  *  - `tenants:` add no programs: the desired list of the host cgroup
  *    keeps, per existing child that a tenant entry matches, which tenant
  *    filters the attachment's first rules filter of that direction (the
- *    carrier) applies to it.  The backend writes them into the carrier's
- *    maps.
+ *    carrier) applies to it.  maps-sync.c writes them into the carrier's
+ *    maps, on the kernel edge's map fds.
  *
  * The policy must have passed cgf_policy_validate(): a cycle, an unknown
  * filter, a filter twice on one list or modes that disagree give -EINVAL

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The plan simulator (see plan.h): what the kernel would do with each
- * action, on plain data.  Written from /work/shared/spec/cgroup-bpf-uapi.md
- * and 6.1's kernel/bpf/cgroup.c, in the kernel's order of checks, but
+ * action, on plain data.  Written from docs/cgroup-bpf-uapi.md and
+ * 6.1's kernel/bpf/cgroup.c, in the kernel's order of checks, but
  * stricter than the kernel where a plan would be sloppy: positional flags
  * on a single-slot attach, a needless or missing new_instance, a detach or
  * replace of a foreign program are refused too.  The tests run every plan

@@ -134,7 +134,7 @@ int cgf_plan_format(const struct cgf_plan *p, char **ret);
 
 /*
  * The simulator: a copy of actual, changed by one action at a time as the
- * kernel described in /work/shared/spec/cgroup-bpf-uapi.md would (with
+ * kernel described in docs/cgroup-bpf-uapi.md would (with
  * the given features), new programs getting fresh ids.  An action the
  * kernel would refuse returns its -errno (-EINVAL, -EPERM, -E2BIG,
  * -ENOENT, -ESTALE) and changes nothing; an action that would detach or

@@ -94,9 +94,9 @@ struct cgf_actual_entry {
 	bool ours;          /* pinned by us under /sys/fs/bpf/cgfilterd and named "cgf_..." */
 	char *filter;       /* ours: the filter it was loaded for (pin metadata); NULL if unknown */
 	char *identity;     /* ours: its identity (pin metadata); NULL if unknown */
-	bool preorder;      /* BPF_F_PREORDER, as a patched kernel reports it in
-			     * prog_attach_flags (for ours the backend may take it from
-			     * pin metadata); false when the kernel lacks PREORDER */
+	bool preorder;      /* BPF_F_PREORDER: no query reports it, so the kernel
+			     * edge takes it from the pin name for ours and leaves
+			     * it false for foreign entries (a test table may set it) */
 };
 
 struct cgf_actual_list {

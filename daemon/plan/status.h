@@ -33,8 +33,8 @@
  *   - the effective programs in execution order (#), then any program of
  *     the cgroup's own list that is not among them ("-" for #);
  *   - FLAGS are the attach flags, "preorder" added when the record says
- *     preorder (a kernel may not report the bit; the kernel edge may know
- *     it from pin metadata), unknown bits as unknown(0x...);
+ *     preorder (no kernel reports the bit in a query; the kernel edge
+ *     knows it for ours from the pin name), unknown bits as unknown(0x...);
  *   - PASS and DROP are packets/bytes, bytes in K, M, G... (1024, one
  *     decimal, rounded down), "-" without counters;
  *   - columns aligned over the whole output, control characters in names

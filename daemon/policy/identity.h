@@ -24,7 +24,8 @@ typedef int (*cgf_identity_func_t)(const struct cgf_filter *f, void *userdata, c
  * The identity from the model alone: the filter type and direction (which
  * built-in program and section), and for `object` filters the path and
  * program name.  "<type>:<16 hex digits>".  It cannot see a changed
- * object file: see cgf_filter_identity_of_bytes().
+ * object file: reconcile.c passes cgf_objects_identity() (filter-object.h)
+ * instead, which gives cgf_filter_identity_of_bytes() of the object.
  */
 int cgf_filter_identity(const struct cgf_filter *f, void *userdata, char **ret);
 

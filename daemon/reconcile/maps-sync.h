@@ -14,7 +14,7 @@
  * daemon has not seen yet (created since the last reconcile) is dropped
  * until it has been (fail-closed).
  *
- * scope NULL: a full sync (the tree is the whole host).  Else the tree is
+ * scope NULL: a full sync (the tree of a full reconcile).  Else the tree is
  * an event's partial one (cgf_cgroup_tree_read_scope()) and desired was
  * expanded from it: only the tenant entries of its cgroups, and those of
  * the cgroups in scope->removed (gone: their entries go), are written;

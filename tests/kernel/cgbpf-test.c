@@ -12,7 +12,7 @@
  * "N passed, M failed"; exits non-zero on any failure.
  *
  * --kernel says what the booted kernel is meant to be: "patched" expects
- * the spec (/work/shared/spec/cgroup-bpf-uapi.md), "baseline" expects
+ * the spec (docs/cgroup-bpf-uapi.md), "baseline" expects
  * Debian's 6.1 as shipped (old flags work, every new one is -EINVAL).
  * --seed replays the randomized model test (default: time-based);
  * --ops sets its length (default 10000).

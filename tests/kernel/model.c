@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Reference model of cgroup-bpf attachment; see model.h.  Each rule
- * names where it comes from: "spec" is /work/shared/spec/cgroup-bpf-uapi.md,
+ * names where it comes from: "spec" is docs/cgroup-bpf-uapi.md,
  * "6.1" is Debian's kernel/bpf/cgroup.c and syscall.c as shipped (the
  * behaviour the series must keep), "upstream" the 6.17 code the spec
  * was read from.

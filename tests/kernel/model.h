@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A reference model of cgroup-bpf attachment for one attach type, pure
- * (no syscalls), written from /work/shared/spec/cgroup-bpf-uapi.md and
+ * (no syscalls), written from docs/cgroup-bpf-uapi.md and
  * 6.1's kernel/bpf/cgroup.c: a tree of cgroups, each with a mode
  * (none / override / multi), a list of entries (a prog attached directly
  * or through a link, with its PREORDER bit) and a revision.  It computes
