@@ -10,9 +10,9 @@
  * calls are map element reads and writes in filter-maps-sync.c, on map
  * fds this edge hands out (cgf_kernel_map_fd(): maps-sync.c's rules,
  * kernel-status.c's counters); filter-object.c uses libbpf to parse
- * objects only, libbpf-log.c to take its messages.  It reads the lists into an
- * actual state, runs a plan's actions, and keeps our programs pinned
- * under the pin root (/sys/fs/bpf/cgfilterd):
+ * objects only, libbpf-log.c to take its messages.  It reads the lists
+ * into an actual state, runs a plan's actions, and keeps our programs
+ * pinned under the pin root (/sys/fs/bpf/cgfilterd):
  *
  *   <pin root>/<filter>@<identity>/prog-<n>      an instance of the program
  *   <pin root>/<filter>@<identity>/prog-pre-<n>  ... attached with BPF_F_PREORDER
