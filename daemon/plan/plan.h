@@ -134,8 +134,11 @@ int cgf_plan_format(const struct cgf_plan *p, char **ret);
 
 /*
  * The simulator: a copy of actual, changed by one action at a time as the
- * kernel described in docs/cgroup-bpf-uapi.md would (with
- * the given features), new programs getting fresh ids.  An action the
+ * kernel described in docs/cgroup-bpf-uapi.md would (with the given
+ * features), new programs getting fresh ids.  The kernel's rules are
+ * those of the reference model in lib/cgbpf-model.h, the one the kernel
+ * API tests hold the real kernel to; plan-sim.c adapts actions to it and
+ * adds the planner's contract.  An action the
  * kernel would refuse returns its -errno (-EINVAL, -EPERM, -E2BIG,
  * -ENOENT, -ESTALE) and changes nothing; an action that would detach or
  * replace a foreign program returns -EACCES (the kernel would do it; we

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "cgbpf-model.h"
 
 enum fuzz_kind {
 	FUZZ_ATTACH,		/* BPF_PROG_ATTACH, incl. REPLACE */

@@ -2,11 +2,12 @@
 /*
  * (e) The randomized model test: random attach / detach / replace /
  * link operations (fuzz-gen.c) on a 4-level tree of 8 cgroups, each
- * sent to the kernel and predicted by the model (model.c).  After every
- * operation every cgroup's list (ids in order, mode, per-prog flags,
- * revision) and effective array are compared with the model; from time
- * to time a datagram shows what really runs.  The first disagreement
- * stops the test with the operation, both answers and both states.
+ * sent to the kernel and predicted by the model (lib/cgbpf-model.c).
+ * After every operation every cgroup's list (ids in order, mode,
+ * per-prog flags, revision) and effective array are compared with the
+ * model; from time to time a datagram shows what really runs.  The
+ * first disagreement stops the test with the operation, both answers
+ * and both states.
  *
  * `--seed N` replays a run exactly (the kernel's ids and fds differ, the
  * operations do not).  On the baseline kernel the generator keeps to
@@ -22,7 +23,7 @@
 
 #include "cases.h"
 #include "fuzz-gen.h"
-#include "model.h"
+#include "cgbpf-model.h"
 #include "report.h"
 
 #define FUZZ_CGROUPS	8

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Host unit test of the reference model (model.c): pure userspace, no
+ * Host unit test of the reference model (lib/cgbpf-model.c): pure userspace, no
  * bpf(), so it runs under ASan/UBSan from build-asan.  It walks the
  * spec's worked examples (the seed patch's, the uapi comment's Ex1, the
  * PREORDER examples and the upstream ordering / revision / invalid
@@ -13,7 +13,7 @@
 
 #include "cgbpf-uapi.h"
 #include "fuzz-gen.h"
-#include "model.h"
+#include "cgbpf-model.h"
 #include "report.h"
 
 /* Programs are named by one or two letters; the handle is an index. */

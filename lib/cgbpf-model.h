@@ -8,11 +8,20 @@
  * every cgroup's effective array and predicts the result of every
  * attach, detach and link operation, in the spec's order of checks.
  *
+ * One model, two users: the kernel API tests (tests/kernel/: model-test
+ * on the host, cgbpf-test's random test in the VM) compare the real
+ * kernel with it, and the planner's simulator (daemon/plan/plan-sim.c)
+ * asks it what each action of a plan does, so the planner is tested
+ * against the same reading of the kernel the kernel is tested against.
+ * What only the planner needs (which program a filter uses, foreign
+ * programs, refusals stricter than the kernel's) stays in plan-sim.c.
+ *
  * Programs and links are small integer handles; the caller maps them to
- * fds and ids.  An operation is first predicted (model_predict_*, const)
- * and then, if the kernel agreed that it succeeded, applied
- * (model_apply_*), so the model can follow the kernel where the spec
- * leaves two answers open (see struct model_prediction).
+ * fds and ids (the model only compares program handles; it indexes its
+ * links by link handle).  An operation is first predicted
+ * (model_predict_*, const) and then, if the kernel agreed that it
+ * succeeded, applied (model_apply_*), so the model can follow the kernel
+ * where the spec leaves two answers open (see struct model_prediction).
  */
 #pragma once
 
@@ -20,7 +29,7 @@
 #include <stdint.h>
 
 #define MODEL_MAX_CGROUPS	16
-#define MODEL_MAX_PROGS		128	/* handles 0 .. MODEL_MAX_PROGS-1 */
+#define MODEL_MAX_PROGS		128	/* cgbpf-test's handles: 0 .. MODEL_MAX_PROGS-1 */
 #define MODEL_MAX_LINKS		128
 #define MODEL_MAX_LIST		64	/* BPF_CGROUP_MAX_PROGS */
 #define MODEL_MAX_EFFECTIVE	(MODEL_MAX_CGROUPS * MODEL_MAX_LIST)

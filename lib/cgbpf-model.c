@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Reference model of cgroup-bpf attachment; see model.h.  Each rule
+ * Reference model of cgroup-bpf attachment; see cgbpf-model.h.  Each rule
  * names where it comes from: "spec" is docs/cgroup-bpf-uapi.md,
  * "6.1" is Debian's kernel/bpf/cgroup.c and syscall.c as shipped (the
  * behaviour the series must keep), "upstream" the 6.17 code the spec
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cgbpf-uapi.h"
-#include "model.h"
+#include "cgbpf-model.h"
 
 #define MODE_BITS		(BPF_F_ALLOW_OVERRIDE | BPF_F_ALLOW_MULTI)
 #define POSITION_BITS		(BPF_F_BEFORE | BPF_F_AFTER)
