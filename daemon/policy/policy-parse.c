@@ -392,6 +392,31 @@ static int compare_keys(const void *a, const void *b, void *userdata) {
 	return i < j ? -1 : i > j;
 }
 
+/* Reports key k if it is not one of known, with "did you mean" for a close
+ * one.  Returns the bit of the word offered (bit j for known[j]), so that
+ * the caller does not also call that word missing; else 0. */
+static unsigned check_known_key(struct parser *p, const struct ynode *k, const char *key, const char *const *known,
+				const char *where) {
+	unsigned suggested = 0;
+	const char *hint;
+	char list[160];
+
+	for (size_t j = 0; known[j]; j++)
+		if (streq(key, known[j]))
+			return 0;
+	hint = closest(key, known);
+	if (!hint) {
+		join_or(known, list, sizeof(list));
+		error_at(p, k->pos, "unknown key '%s' %s (expected %s)", key, where, list);
+		return 0;
+	}
+	error_at(p, k->pos, "unknown key '%s' %s; did you mean '%s'?", key, where, hint);
+	for (size_t j = 0; known[j]; j++)
+		if (known[j] == hint)
+			suggested |= 1u << j;
+	return suggested;
+}
+
 /*
  * Checks the keys of a mapping: each must be a non-empty single value; no
  * key twice (reported at the second, with a note at the first).  With
@@ -422,9 +447,7 @@ static int check_keys_repeats(struct parser *p, const struct ynode *map, const c
 
 	for (size_t i = 0; i < n_pairs(map); i++) {
 		const struct ynode *k = map->children[2 * i];
-		const char *key = key_of(map, i), *hint;
-		char list[160];
-		bool found = false;
+		const char *key = key_of(map, i);
 
 		if (!key) {
 			if (k->kind != Y_INVALID)
@@ -432,23 +455,8 @@ static int check_keys_repeats(struct parser *p, const struct ynode *map, const c
 			continue;
 		}
 		idx[n++] = i;
-		if (!known)
-			continue;
-		for (size_t j = 0; known[j] && !found; j++)
-			found = streq(key, known[j]);
-		if (found)
-			continue;
-		hint = closest(key, known);
-		if (hint) {
-			error_at(p, k->pos, "unknown key '%s' %s; did you mean '%s'?", key, where, hint);
-			for (size_t j = 0; known[j]; j++)
-				if (known[j] == hint)
-					suggested |= 1u << j;
-		}
-		else {
-			join_or(known, list, sizeof(list));
-			error_at(p, k->pos, "unknown key '%s' %s (expected %s)", key, where, list);
-		}
+		if (known)
+			suggested |= check_known_key(p, k, key, known, where);
 	}
 
 	/* Sorting finds duplicates in n log n: the filters: mapping of a big
@@ -496,6 +504,29 @@ static const struct ynode *get(const struct ynode *map, const char *key, const s
 			return map->children[2 * i + 1];
 		}
 	}
+	return NULL;
+}
+
+/*
+ * get() for a key that must be there.  A missing key is reported at pos,
+ * with format saying what the key holds, unless check_keys() offered it
+ * as "did you mean" for a typo (bit j of suggested for known[j]): one
+ * mistake, one message.
+ */
+static const struct ynode *get_required(struct parser *p, const struct ynode *map, const char *key,
+					const struct ynode **ret_key, const char *const *known, unsigned suggested,
+					struct cgf_pos pos, const char *format, ...) _printf_(8, 9);
+static const struct ynode *get_required(struct parser *p, const struct ynode *map, const char *key,
+					const struct ynode **ret_key, const char *const *known, unsigned suggested,
+					struct cgf_pos pos, const char *format, ...) {
+	const struct ynode *v = get(map, key, ret_key);
+	va_list ap;
+
+	if (v || !report_missing(suggested, known, key))
+		return v;
+	va_start(ap, format);
+	cgf_diags_addv(p->diags, CGF_ERROR, pos, format, ap);
+	va_end(ap);
 	return NULL;
 }
 
@@ -581,11 +612,8 @@ static int parse_rule(struct parser *p, struct cgf_rule *rule, const struct ynod
 	if (r < 0)
 		return r;
 
-	v = get(n, "cidr", NULL);
-	if (!v) {
-		if (report_missing(suggested, rule_keys, "cidr"))
-			error_at(p, n->pos, "this rule is missing 'cidr'");
-	} else {
+	v = get_required(p, n, "cidr", NULL, rule_keys, suggested, n->pos, "this rule is missing 'cidr'");
+	if (v) {
 		const char *s = expect_scalar(p, v, "'cidr'");
 
 		if (s) {
@@ -674,14 +702,10 @@ static bool is_identifier(const char *s) {
 	return true;
 }
 
-static int parse_filter(struct parser *p, const struct ynode *key, const struct ynode *n) {
-	static const char *const rules_only[] = { "default", "allow", "deny", NULL };
-	static const char *const object_only[] = { "object", "program", NULL };
-	_cleanup_free_ char *what = NULL, *where = NULL;
-	const struct ynode *v, *k;
+/* Records the filter under its name, valid or not, into *ret. */
+static int new_filter(struct parser *p, const struct ynode *key, struct cgf_filter **ret) {
 	struct cgf_filter *f;
-	unsigned suggested = 0;
-	int r, type = -1, i;
+	int r;
 
 	if (!cgf_filter_name_is_valid(key->value))
 		error_at(p, key->pos,
@@ -698,6 +722,139 @@ static int parse_filter(struct parser *p, const struct ynode *key, const struct 
 	if (r < 0)
 		return r;
 	f->pos = key->pos;
+	*ret = f;
+	return 0;
+}
+
+/* 'type' and 'direction', which every filter has.  Returns the index of
+ * the type in type_words, or -1 if it is missing or invalid (reported). */
+static int parse_filter_kind(struct parser *p, struct cgf_filter *f, const struct ynode *n, unsigned suggested) {
+	const struct ynode *v;
+	int type = -1, i;
+
+	v = get_required(p, n, "type", NULL, filter_keys, suggested, f->pos,
+			 "filter '%s' is missing 'type' (rules, deny-all, count-only or object)", f->name);
+	if (v) {
+		type = expect_enum(p, v, "type", type_words);
+		if (type >= 0) {
+			f->type = cgf_filter_type_from_string(type_words[type]);
+			f->type_pos = v->pos;
+		}
+	}
+
+	v = get_required(p, n, "direction", NULL, filter_keys, suggested, f->pos,
+			 "filter '%s' is missing 'direction' (ingress or egress)", f->name);
+	if (v) {
+		i = expect_enum(p, v, "direction", direction_words);
+		if (i >= 0) {
+			f->direction = cgf_direction_from_string(direction_words[i]);
+			f->direction_pos = v->pos;
+		}
+	}
+	return type;
+}
+
+/* Keys that belong to another type are named as such: more useful than
+ * "unknown key".  type: the index in type_words of a valid type. */
+static void check_other_type_keys(struct parser *p, const struct cgf_filter *f, const struct ynode *n, int type) {
+	static const char *const rules_only[] = { "default", "allow", "deny", NULL };
+	static const char *const object_only[] = { "object", "program", NULL };
+
+	for (size_t j = 0; j < n_pairs(n); j++) {
+		const char *key_name = key_of(n, j);
+		bool r_only = false, o_only = false;
+
+		if (!key_name)
+			continue;
+		for (size_t m = 0; rules_only[m]; m++)
+			r_only = r_only || streq(key_name, rules_only[m]);
+		for (size_t m = 0; object_only[m]; m++)
+			o_only = o_only || streq(key_name, object_only[m]);
+		if ((r_only && f->type != CGF_FILTER_RULES) || (o_only && f->type != CGF_FILTER_OBJECT))
+			error_at(p, n->children[2 * j]->pos,
+				 "'%s' is only valid in filters of type %s; '%s' is of type %s", key_name,
+				 r_only ? "rules" : "object", f->name, type_words[type]);
+	}
+}
+
+/* 'default', 'allow' and 'deny' of a rules filter.  Also read when 'type'
+ * is missing or invalid: f->type is then still the zero value, rules, so
+ * the rules are checked all the same. */
+static int parse_rules_filter(struct parser *p, struct cgf_filter *f, const struct ynode *n) {
+	const struct ynode *v;
+	int r, i;
+
+	f->default_verdict = CGF_ALLOW;
+	if (f->type != CGF_FILTER_RULES)
+		return 0;
+
+	v = get(n, "default", NULL);
+	if (v) {
+		i = expect_enum(p, v, "default", verdict_words);
+		if (i >= 0) {
+			f->default_verdict = cgf_verdict_from_string(verdict_words[i]);
+			f->default_pos = v->pos;
+		}
+	}
+	v = get(n, "allow", NULL);
+	if (v) {
+		r = parse_rules(p, f, v, "allow", &f->allow, &f->n_allow);
+		if (r < 0)
+			return r;
+	}
+	v = get(n, "deny", NULL);
+	if (v) {
+		r = parse_rules(p, f, v, "deny", &f->deny, &f->n_deny);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* 'object' and 'program' of an object filter (one whose type is valid). */
+static int parse_object_filter(struct parser *p, struct cgf_filter *f, const struct ynode *n, unsigned suggested) {
+	const struct ynode *v;
+	const char *s;
+	int r;
+
+	v = get_required(p, n, "object", NULL, filter_keys, suggested, f->pos,
+			 "filter '%s' is missing 'object' (the path of a BPF object file)", f->name);
+	s = v ? expect_scalar(p, v, "'object'") : NULL;
+	if (s && s[0] != '/')
+		error_at(p, v->pos, "'object' must be an absolute path, not '%s'", s);
+	else if (s) {
+		r = set_string(&f->object, s);
+		if (r < 0)
+			return r;
+		f->object_pos = v->pos;
+	}
+
+	v = get_required(p, n, "program", NULL, filter_keys, suggested, f->pos,
+			 "filter '%s' is missing 'program' (a program name in the object file)", f->name);
+	s = v ? expect_scalar(p, v, "'program'") : NULL;
+	if (s && !is_identifier(s))
+		error_at(p, v->pos, "invalid program '%s': a program name is a C identifier", s);
+	else if (s) {
+		r = set_string(&f->program, s);
+		if (r < 0)
+			return r;
+		f->program_pos = v->pos;
+	}
+	return 0;
+}
+
+/* One filter: its name, the keys every filter has, then those of its type.
+ * The steps run in the order their messages come out, which the corpus
+ * under tests/policies/bad pins down. */
+static int parse_filter(struct parser *p, const struct ynode *key, const struct ynode *n) {
+	_cleanup_free_ char *what = NULL, *where = NULL;
+	struct cgf_filter *f;
+	unsigned suggested = 0;
+	int r, type;
+
+	r = new_filter(p, key, &f);
+	if (r < 0)
+		return r;
 
 	if (asprintf(&what, "filter '%s'", f->name) < 0 || asprintf(&where, "in filter '%s'", f->name) < 0)
 		return -ENOMEM;
@@ -707,109 +864,17 @@ static int parse_filter(struct parser *p, const struct ynode *key, const struct 
 	if (r < 0)
 		return r;
 
-	v = get(n, "type", NULL);
-	if (!v) {
-		if (report_missing(suggested, filter_keys, "type"))
-			error_at(p, f->pos, "filter '%s' is missing 'type' (rules, deny-all, count-only or object)", f->name);
-	} else {
-		type = expect_enum(p, v, "type", type_words);
-		if (type >= 0) {
-			f->type = cgf_filter_type_from_string(type_words[type]);
-			f->type_pos = v->pos;
-		}
-	}
-
-	v = get(n, "direction", NULL);
-	if (!v) {
-		if (report_missing(suggested, filter_keys, "direction"))
-			error_at(p, f->pos, "filter '%s' is missing 'direction' (ingress or egress)", f->name);
-	} else {
-		i = expect_enum(p, v, "direction", direction_words);
-		if (i >= 0) {
-			f->direction = cgf_direction_from_string(direction_words[i]);
-			f->direction_pos = v->pos;
-		}
-	}
-
-	/* Keys that belong to another type are named as such: more useful
-	 * than "unknown key". */
+	type = parse_filter_kind(p, f, n, suggested);
 	if (type >= 0)
-		for (size_t j = 0; j < n_pairs(n); j++) {
-			const char *key_name = key_of(n, j);
-			bool r_only = false, o_only = false;
+		check_other_type_keys(p, f, n, type);
 
-			if (!key_name)
-				continue;
-			for (size_t m = 0; rules_only[m]; m++)
-				r_only = r_only || streq(key_name, rules_only[m]);
-			for (size_t m = 0; object_only[m]; m++)
-				o_only = o_only || streq(key_name, object_only[m]);
-			if ((r_only && f->type != CGF_FILTER_RULES) || (o_only && f->type != CGF_FILTER_OBJECT))
-				error_at(p, n->children[2 * j]->pos,
-					 "'%s' is only valid in filters of type %s; '%s' is of type %s", key_name,
-					 r_only ? "rules" : "object", f->name, type_words[type]);
-		}
-
-	f->default_verdict = CGF_ALLOW;
-	v = get(n, "default", NULL);
-	if (v && f->type == CGF_FILTER_RULES) {
-		i = expect_enum(p, v, "default", verdict_words);
-		if (i >= 0) {
-			f->default_verdict = cgf_verdict_from_string(verdict_words[i]);
-			f->default_pos = v->pos;
-		}
-	}
-	if (f->type == CGF_FILTER_RULES) {
-		v = get(n, "allow", NULL);
-		if (v) {
-			r = parse_rules(p, f, v, "allow", &f->allow, &f->n_allow);
-			if (r < 0)
-				return r;
-		}
-		v = get(n, "deny", NULL);
-		if (v) {
-			r = parse_rules(p, f, v, "deny", &f->deny, &f->n_deny);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = parse_rules_filter(p, f, n);
+	if (r < 0)
+		return r;
 
 	if (type < 0 || f->type != CGF_FILTER_OBJECT)
 		return 0;
-
-	v = get(n, "object", &k);
-	if (!v) {
-		if (report_missing(suggested, filter_keys, "object"))
-			error_at(p, f->pos, "filter '%s' is missing 'object' (the path of a BPF object file)", f->name);
-	} else {
-		const char *s = expect_scalar(p, v, "'object'");
-
-		if (s && s[0] != '/')
-			error_at(p, v->pos, "'object' must be an absolute path, not '%s'", s);
-		else if (s) {
-			r = set_string(&f->object, s);
-			if (r < 0)
-				return r;
-			f->object_pos = v->pos;
-		}
-	}
-	v = get(n, "program", NULL);
-	if (!v) {
-		if (report_missing(suggested, filter_keys, "program"))
-			error_at(p, f->pos, "filter '%s' is missing 'program' (a program name in the object file)", f->name);
-	} else {
-		const char *s = expect_scalar(p, v, "'program'");
-
-		if (s && !is_identifier(s))
-			error_at(p, v->pos, "invalid program '%s': a program name is a C identifier", s);
-		else if (s) {
-			r = set_string(&f->program, s);
-			if (r < 0)
-				return r;
-			f->program_pos = v->pos;
-		}
-	}
-	return 0;
+	return parse_object_filter(p, f, n, suggested);
 }
 
 static int parse_filters(struct parser *p, const struct ynode *n) {
@@ -875,12 +940,9 @@ static int parse_entry(struct parser *p, struct cgf_attachment *a, const struct 
 	r = check_keys(p, n, entry_keys, "in a filters entry", &suggested);
 	if (r < 0)
 		return r;
-	v = get(n, "filter", NULL);
-	if (!v) {
-		if (report_missing(suggested, entry_keys, "filter"))
-			error_at(p, n->pos, "this filters entry is missing 'filter'");
+	v = get_required(p, n, "filter", NULL, entry_keys, suggested, n->pos, "this filters entry is missing 'filter'");
+	if (!v)
 		return 0;
-	}
 	r = parse_ref_name(p, ref, v);
 	if (r < 0)
 		return r;
@@ -962,6 +1024,46 @@ static int parse_tenants(struct parser *p, struct cgf_attachment *a, const struc
 	return 0;
 }
 
+static int parse_attachment_cgroup(struct parser *p, struct cgf_attachment *a, const struct ynode *n,
+				   unsigned suggested) {
+	const struct ynode *v;
+	const char *s, *why;
+
+	v = get_required(p, n, "cgroup", NULL, attachment_keys, suggested, a->pos, "this attachment is missing 'cgroup'");
+	if (!v)
+		return 0;
+	s = expect_scalar(p, v, "'cgroup'");
+	why = s ? cgf_cgroup_pattern_check(s) : NULL;
+	if (why && strncmp(s, "/sys/fs/cgroup/", 15) == 0 && !cgf_cgroup_pattern_check(s + 15))
+		error_at(p, v->pos, "invalid cgroup '%s': %s; did you mean '%s'?", s, why, s + 15);
+	else if (why)
+		error_at(p, v->pos, "invalid cgroup '%s': %s", s, why);
+	else if (s) {
+		a->cgroup_pos = v->pos;
+		return set_string(&a->cgroup, s);
+	}
+	return 0;
+}
+
+static int parse_attachment_filters(struct parser *p, struct cgf_attachment *a, const struct ynode *n,
+				    unsigned suggested) {
+	const struct ynode *v, *k;
+	int r;
+
+	v = get_required(p, n, "filters", &k, attachment_keys, suggested, a->pos, "this attachment is missing 'filters'");
+	if (!v || !expect_list(p, v, "'filters'"))
+		return 0;
+	a->filters_pos = k->pos;
+	if (v->n_children == 0)
+		error_at(p, v->pos, "'filters' is empty; an attachment needs at least one filter");
+	for (size_t j = 0; j < v->n_children; j++) {
+		r = parse_entry(p, a, v->children[j]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int parse_attachment(struct parser *p, const struct ynode *n) {
 	const struct ynode *v, *k;
 	struct cgf_attachment *a;
@@ -978,40 +1080,12 @@ static int parse_attachment(struct parser *p, const struct ynode *n) {
 	if (r < 0)
 		return r;
 
-	v = get(n, "cgroup", NULL);
-	if (!v) {
-		if (report_missing(suggested, attachment_keys, "cgroup"))
-			error_at(p, a->pos, "this attachment is missing 'cgroup'");
-	} else {
-		const char *s = expect_scalar(p, v, "'cgroup'"), *why;
-
-		why = s ? cgf_cgroup_pattern_check(s) : NULL;
-		if (why && strncmp(s, "/sys/fs/cgroup/", 15) == 0 && !cgf_cgroup_pattern_check(s + 15))
-			error_at(p, v->pos, "invalid cgroup '%s': %s; did you mean '%s'?", s, why, s + 15);
-		else if (why)
-			error_at(p, v->pos, "invalid cgroup '%s': %s", s, why);
-		else if (s) {
-			r = set_string(&a->cgroup, s);
-			if (r < 0)
-				return r;
-			a->cgroup_pos = v->pos;
-		}
-	}
-
-	v = get(n, "filters", &k);
-	if (!v) {
-		if (report_missing(suggested, attachment_keys, "filters"))
-			error_at(p, a->pos, "this attachment is missing 'filters'");
-	} else if (expect_list(p, v, "'filters'")) {
-		a->filters_pos = k->pos;
-		if (v->n_children == 0)
-			error_at(p, v->pos, "'filters' is empty; an attachment needs at least one filter");
-		for (size_t j = 0; j < v->n_children; j++) {
-			r = parse_entry(p, a, v->children[j]);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = parse_attachment_cgroup(p, a, n, suggested);
+	if (r < 0)
+		return r;
+	r = parse_attachment_filters(p, a, n, suggested);
+	if (r < 0)
+		return r;
 
 	v = get(n, "mode", NULL);
 	if (v) {

@@ -937,42 +937,111 @@ static int pair_candidates(struct validator *v, const struct pair_index *x, size
 	return 0;
 }
 
-static int check_pairs(struct validator *v) {
+static void candidates_done(struct candidates *c) {
+	free(c->items);
+}
+
+/* Compiled once: the pairs are many. */
+static int compile_patterns(struct validator *v) {
 	const struct cgf_policy *p = v->p;
-	struct pair_index x = {};
-	struct candidates cand = {};
 	int r;
 
-	/* Compiled once: the pairs are many. */
 	for (size_t i = 0; i < p->n_attachments; i++)
 		if (p->attachments[i].cgroup) {
 			r = cgf_pattern_compile(p->attachments[i].cgroup, &v->patterns[i]);
 			if (r < 0)
 				return r;
 		}
+	return 0;
+}
 
+/* A none pattern may meet itself one level down: "a/" "**". */
+static void check_none_meets_itself(struct validator *v, size_t bi) {
+	const struct cgf_attachment *b = &v->p->attachments[bi];
+
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+		if (b->mode == CGF_MODE_NONE && v->sides[bi][d].n > 0 &&
+		    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[bi])) {
+			v->sides[bi][d].reported_below = true;
+			error_at(v, b->cgroup_pos,
+				 "'%s' with mode none may match a cgroup and one below it: the kernel "
+				 "refuses the %s program of the lower one (EPERM)",
+				 b->cgroup, dir_str(d));
+			note(v, mode_pos(b), "mode none is set here");
+		}
+}
+
+/* One pair, ai before bi, in each direction that both use.  before[d]
+ * gets ai's programs when its cgroups may overlap bi's, unless the two
+ * share a path: the group's sums have counted those already. */
+static void check_pair(struct validator *v, const struct pair_index *x, size_t ai, size_t bi,
+		       size_t before[_CGF_DIRECTION_MAX]) {
+	const struct cgf_attachment *a = &v->p->attachments[ai], *b = &v->p->attachments[bi];
+	bool used = false, overlap, same;
+
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
+		used = used || (v->sides[ai][d].n > 0 && v->sides[bi][d].n > 0);
+	if (!used)
+		return;
+
+	same = x->group_of[bi] != SIZE_MAX && x->group_of[ai] == x->group_of[bi];
+	overlap = same || cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+		if (v->sides[ai][d].n == 0 || v->sides[bi][d].n == 0)
+			continue;
+		if (overlap) {
+			if (!same)
+				before[d] += v->sides[ai][d].n;
+			check_overlap(v, ai, bi, d);
+		}
+		if (a->mode == CGF_MODE_NONE && !v->sides[bi][d].reported_below &&
+		    cgf_pattern_may_be_ancestor(v->patterns[ai], v->patterns[bi]))
+			check_below_none(v, ai, bi, d);
+		if (b->mode == CGF_MODE_NONE && !v->sides[ai][d].reported_below &&
+		    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[ai]))
+			check_below_none(v, bi, ai, d);
+	}
+}
+
+/* The kernel's limit, counted in the order of the files; for patterns
+ * that only may meet, the count is an upper bound.  before[d]: the
+ * programs on bi's cgroups from the attachments before it. */
+static void check_prog_limit(struct validator *v, size_t bi, const size_t before[_CGF_DIRECTION_MAX]) {
+	const struct cgf_attachment *b = &v->p->attachments[bi];
+
+	for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+		struct side *s = &v->sides[bi][d];
+		size_t at;
+
+		if (before[d] + s->n <= CGF_MAX_PROGS)
+			continue;
+		at = before[d] < CGF_MAX_PROGS ? CGF_MAX_PROGS - before[d] : 0;
+		error_at(v, side_entry(v, s, at)->ref->pos,
+			 "more than %d programs on cgroup '%s' %s: this is number %zu; "
+			 "the kernel refuses it (E2BIG)",
+			 CGF_MAX_PROGS, b->cgroup, dir_str(d), before[d] + at + 1);
+	}
+}
+
+/* Each attachment bi against those before it that may meet it. */
+static int check_pairs(struct validator *v) {
+	_cleanup_(pair_index_done) struct pair_index x = {};
+	_cleanup_(candidates_done) struct candidates cand = {};
+	int r;
+
+	r = compile_patterns(v);
+	if (r < 0)
+		return r;
 	r = pair_index_build(v, &x);
 	if (r < 0)
-		goto finish;
+		return r;
 
-	for (size_t bi = 0; bi < p->n_attachments; bi++) {
-		const struct cgf_attachment *b = &p->attachments[bi];
+	for (size_t bi = 0; bi < v->p->n_attachments; bi++) {
 		size_t before[_CGF_DIRECTION_MAX] = {};
 
-		if (!b->cgroup)
+		if (!v->p->attachments[bi].cgroup)
 			continue;
-
-		/* A none pattern may meet itself one level down: "a/" "**". */
-		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
-			if (b->mode == CGF_MODE_NONE && v->sides[bi][d].n > 0 &&
-			    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[bi])) {
-				v->sides[bi][d].reported_below = true;
-				error_at(v, b->cgroup_pos,
-					 "'%s' with mode none may match a cgroup and one below it: the kernel "
-					 "refuses the %s program of the lower one (EPERM)",
-					 b->cgroup, dir_str(d));
-				note(v, mode_pos(b), "mode none is set here");
-			}
+		check_none_meets_itself(v, bi);
 
 		/* The programs of the earlier attachments with the same path,
 		 * all of them, whether or not they are visited as a pair. */
@@ -983,60 +1052,16 @@ static int check_pairs(struct validator *v) {
 
 		r = pair_candidates(v, &x, bi, &cand);
 		if (r < 0)
-			goto finish;
-		for (size_t ci = 0; ci < cand.n; ci++) {
-			size_t ai = cand.items[ci];
-			const struct cgf_attachment *a = &p->attachments[ai];
-			bool used = false, overlap, same;
-
+			return r;
+		for (size_t ci = 0; ci < cand.n; ci++)
 			/* One may be the first of several kinds. */
-			if (ci > 0 && cand.items[ci - 1] == ai)
-				continue;
-			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++)
-				used = used || (v->sides[ai][d].n > 0 && v->sides[bi][d].n > 0);
-			if (!used)
-				continue;
-
-			same = x.group_of[bi] != SIZE_MAX && x.group_of[ai] == x.group_of[bi];
-			overlap = same || cgf_pattern_may_overlap(v->patterns[ai], v->patterns[bi]);
-			for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
-				if (v->sides[ai][d].n == 0 || v->sides[bi][d].n == 0)
-					continue;
-				if (overlap) {
-					if (!same)
-						before[d] += v->sides[ai][d].n;
-					check_overlap(v, ai, bi, d);
-				}
-				if (a->mode == CGF_MODE_NONE && !v->sides[bi][d].reported_below &&
-				    cgf_pattern_may_be_ancestor(v->patterns[ai], v->patterns[bi]))
-					check_below_none(v, ai, bi, d);
-				if (b->mode == CGF_MODE_NONE && !v->sides[ai][d].reported_below &&
-				    cgf_pattern_may_be_ancestor(v->patterns[bi], v->patterns[ai]))
-					check_below_none(v, bi, ai, d);
-			}
-		}
+			if (ci == 0 || cand.items[ci - 1] != cand.items[ci])
+				check_pair(v, &x, cand.items[ci], bi, before);
 		group_visited(v, &x, bi);
 
-		/* The kernel's limit, counted in the order of the files; for
-		 * patterns that only may meet, the count is an upper bound. */
-		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
-			struct side *s = &v->sides[bi][d];
-			size_t at;
-
-			if (before[d] + s->n <= CGF_MAX_PROGS)
-				continue;
-			at = before[d] < CGF_MAX_PROGS ? CGF_MAX_PROGS - before[d] : 0;
-			error_at(v, side_entry(v, s, at)->ref->pos,
-				 "more than %d programs on cgroup '%s' %s: this is number %zu; "
-				 "the kernel refuses it (E2BIG)",
-				 CGF_MAX_PROGS, b->cgroup, dir_str(d), before[d] + at + 1);
-		}
+		check_prog_limit(v, bi, before);
 	}
-	r = 0;
-finish:
-	free(cand.items);
-	pair_index_done(&x);
-	return r;
+	return 0;
 }
 
 /* ---- 4. ordering --------------------------------------------------------- */
