@@ -201,6 +201,48 @@ static int u32_compare(const void *a, const void *b) {
 	return x < y ? -1 : x > y;
 }
 
+/* A range's start and end + 1 to *b, appended as one pair. */
+static int bounds_add(uint32_t **b, size_t *n_b, uint32_t lo, uint32_t hi) {
+	uint32_t *p = array_append((void **) b, *n_b / 2, 2 * sizeof(uint32_t));
+
+	if (!p)
+		return -ENOMEM;
+	p[0] = lo;
+	p[1] = hi + 1u;
+	*n_b += 2;
+	return 0;
+}
+
+/* Every point where base or own (its rules of class pc) may change,
+ * sorted: between two of them the overlay says one thing. */
+static int overlay_bounds(const struct portfn *base, const struct prule *own, size_t n_own, int pc,
+			  uint32_t **ret, size_t *ret_n) {
+	_cleanup_free_ uint32_t *b = NULL;
+	size_t n_b = 0;
+	int r;
+
+	for (size_t i = 0; i < base->n; i++) {
+		r = bounds_add(&b, &n_b, base->s[i].lo, base->s[i].hi);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < n_own; i++) {
+		const struct cgf_rule *rule = own[i].rule;
+
+		if (rule_pclass(rule->protocol) != pc)
+			continue;
+		for (size_t j = 0; j < rule->n_ports; j++) {
+			r = bounds_add(&b, &n_b, rule->ports[j].lo, rule->ports[j].hi);
+			if (r < 0)
+				return r;
+		}
+	}
+	qsort_safe(b, n_b, sizeof(uint32_t), u32_compare);
+	*ret = TAKE_PTR(b);
+	*ret_n = n_b;
+	return 0;
+}
+
 /*
  * own (the node's ports rules of one class) laid over base, without the
  * segments that only say what fallback says anyway.
@@ -212,33 +254,9 @@ static int portfn_overlay(const struct portfn *base, const struct prule *own, si
 	size_t n_b = 0;
 	int r;
 
-	/* Every point where either side may change: starts and ends + 1,
-	 * appended in pairs. */
-	for (size_t i = 0; i < base->n; i++) {
-		uint32_t *p = array_append((void **) &b, n_b / 2, 2 * sizeof(uint32_t));
-
-		if (!p)
-			return -ENOMEM;
-		p[0] = base->s[i].lo;
-		p[1] = base->s[i].hi + 1u;
-		n_b += 2;
-	}
-	for (size_t i = 0; i < n_own; i++) {
-		const struct cgf_rule *rule = own[i].rule;
-
-		if (rule_pclass(rule->protocol) != pc)
-			continue;
-		for (size_t j = 0; j < rule->n_ports; j++) {
-			uint32_t *p = array_append((void **) &b, n_b / 2, 2 * sizeof(uint32_t));
-
-			if (!p)
-				return -ENOMEM;
-			p[0] = rule->ports[j].lo;
-			p[1] = rule->ports[j].hi + 1u;
-			n_b += 2;
-		}
-	}
-	qsort_safe(b, n_b, sizeof(uint32_t), u32_compare);
+	r = overlay_bounds(base, own, n_own, pc, &b, &n_b);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i + 1 < n_b; i++) {
 		uint32_t lo = b[i], hi = b[i + 1] - 1;
@@ -426,137 +444,235 @@ static void node_value(const struct enode *n, struct cgf_rule_node *ret) {
 	memcpy(ret->portset, n->portset, sizeof(ret->portset));
 }
 
-static int encode_family(const struct cgf_filter *f, int family, struct encoder *e) {
-	_cleanup_free_ struct noderule *nr = NULL;
-	size_t alen = addr_len(family), n_nr = 0;
-	const struct cgf_rule *lists[2] = { f->allow, f->deny };
-	size_t counts[2] = { f->n_allow, f->n_deny };
-	struct enode *root;
+/* One family's encoding: what encode_family's steps share.  The nodes,
+ * their ports rules and the port tables live in the encoder. */
+struct family_enc {
+	struct encoder *e;
+	const struct cgf_filter *f;
+	int family;
+	size_t alen;
+	const struct cgf_rule *lists[2]; /* allow, deny */
+	size_t counts[2];
+	struct noderule *nr; /* the family's ports rules, until grouped by node */
+	size_t n_nr;
+};
+
+static void family_enc_done(struct family_enc *fe) {
+	free(fe->nr);
+}
+
+static uint8_t list_verdict(size_t l) {
+	return verdict_of(l == 0 ? CGF_ALLOW : CGF_DENY);
+}
+
+/* Nodes sorted by prefix: keep the first of each run of equal ones. */
+static void nodes_dedup(struct encoder *e) {
+	size_t w = 0;
+
+	for (size_t i = 0; i < e->n_nodes; i++)
+		if (w == 0 || enode_compare(&e->nodes[w - 1], &e->nodes[i]) != 0)
+			e->nodes[w++] = e->nodes[i];
+	e->n_nodes = w;
+}
+
+static int family_add_node(struct family_enc *fe, const struct cgf_rule *rule) {
+	struct encoder *e = fe->e;
+	struct enode *n = array_append((void **) &e->nodes, e->n_nodes, sizeof(struct enode));
+
+	if (!n)
+		return -ENOMEM;
+	memcpy(n->addr, rule->addr, fe->alen);
+	n->plen = rule->prefixlen;
+	addr_mask(n->addr, fe->alen, n->plen);
+	e->n_nodes++;
+	return 0;
+}
+
+/* The nodes: the root and every prefix a rule names, each once and
+ * shortest first (find_node() searches them; a parent comes before its
+ * children), none with a rule of its own yet. */
+static int family_collect_nodes(struct family_enc *fe) {
+	struct encoder *e = fe->e;
 	int r;
 
-	encoder_reset_nodes(e);
-	/* The nodes: the root and every prefix a rule names. */
-	root = array_append((void **) &e->nodes, 0, sizeof(struct enode));
-	if (!root)
+	if (!array_append((void **) &e->nodes, 0, sizeof(struct enode)))
 		return -ENOMEM;
 	e->n_nodes = 1;
 	for (size_t l = 0; l < 2; l++)
-		for (size_t i = 0; i < counts[l]; i++) {
-			const struct cgf_rule *rule = &lists[l][i];
-			struct enode *n;
-
-			if (rule->family != family)
+		for (size_t i = 0; i < fe->counts[l]; i++) {
+			if (fe->lists[l][i].family != fe->family)
 				continue;
-			n = array_append((void **) &e->nodes, e->n_nodes, sizeof(struct enode));
-			if (!n)
-				return -ENOMEM;
-			memcpy(n->addr, rule->addr, alen);
-			n->plen = rule->prefixlen;
-			addr_mask(n->addr, alen, n->plen);
-			e->n_nodes++;
+			r = family_add_node(fe, &fe->lists[l][i]);
+			if (r < 0)
+				return r;
 		}
 	qsort_safe(e->nodes, e->n_nodes, sizeof(struct enode), enode_compare);
-	{
-		size_t w = 0;
-
-		for (size_t i = 0; i < e->n_nodes; i++)
-			if (w == 0 || enode_compare(&e->nodes[w - 1], &e->nodes[i]) != 0)
-				e->nodes[w++] = e->nodes[i];
-		e->n_nodes = w;
-	}
+	nodes_dedup(e);
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		e->nodes[i].own_any = -1;
 		for (size_t c = 0; c < CGF_PC_MAX; c++)
 			e->nodes[i].own_proto[c] = -1;
 	}
+	return 0;
+}
 
-	/* Each rule to its node. */
+/* One rule to its node: a rule without ports combines into the node's
+ * own verdicts at once; a ports rule waits in fe->nr until
+ * family_group_prules(), as only the overlay needs it. */
+static int family_assign_rule(struct family_enc *fe, const struct cgf_rule *rule, uint8_t v) {
+	uint8_t a[16] = {};
+	struct enode *n;
+	ssize_t k;
+	int pc;
+
+	memcpy(a, rule->addr, fe->alen);
+	addr_mask(a, fe->alen, rule->prefixlen);
+	k = find_node(fe->e, a, rule->prefixlen);
+	if (k < 0)
+		return -EINVAL;
+	n = &fe->e->nodes[k];
+	pc = rule_pclass(rule->protocol);
+	if (rule->n_ports > 0) {
+		struct noderule *x;
+
+		if (pc != CGF_PC_TCP && pc != CGF_PC_UDP)
+			return -EINVAL; /* the validator refuses it */
+		x = array_append((void **) &fe->nr, fe->n_nr, sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		*x = (struct noderule) { .node = (size_t) k, .rule = rule, .v = v };
+		fe->n_nr++;
+	} else if (pc >= 0)
+		n->own_proto[pc] = verdict_combine(n->own_proto[pc], v);
+	else
+		n->own_any = verdict_combine(n->own_any, v);
+	return 0;
+}
+
+static int family_assign_rules(struct family_enc *fe) {
+	int r;
+
 	for (size_t l = 0; l < 2; l++)
-		for (size_t i = 0; i < counts[l]; i++) {
-			const struct cgf_rule *rule = &lists[l][i];
-			uint8_t v = verdict_of(l == 0 ? CGF_ALLOW : CGF_DENY);
-			uint8_t a[16] = {};
-			ssize_t k;
-			int pc;
-
-			if (rule->family != family)
+		for (size_t i = 0; i < fe->counts[l]; i++) {
+			if (fe->lists[l][i].family != fe->family)
 				continue;
-			memcpy(a, rule->addr, alen);
-			addr_mask(a, alen, rule->prefixlen);
-			k = find_node(e, a, rule->prefixlen);
-			if (k < 0)
-				return -EINVAL;
-			pc = rule_pclass(rule->protocol);
-			if (rule->n_ports > 0) {
-				struct noderule *x;
-
-				if (pc != CGF_PC_TCP && pc != CGF_PC_UDP)
-					return -EINVAL; /* the validator refuses it */
-				x = array_append((void **) &nr, n_nr, sizeof(*x));
-				if (!x)
-					return -ENOMEM;
-				*x = (struct noderule) { .node = (size_t) k, .rule = rule, .v = v };
-				n_nr++;
-			} else if (pc >= 0)
-				e->nodes[k].own_proto[pc] = verdict_combine(e->nodes[k].own_proto[pc], v);
-			else
-				e->nodes[k].own_any = verdict_combine(e->nodes[k].own_any, v);
+			r = family_assign_rule(fe, &fe->lists[l][i], list_verdict(l));
+			if (r < 0)
+				return r;
 		}
-	qsort_safe(nr, n_nr, sizeof(*nr), noderule_compare);
-	e->prules = calloc(n_nr ? n_nr : 1, sizeof(struct prule));
+	return 0;
+}
+
+/* The ports rules in node order, so that each node's are one range of
+ * e->prules, [prule_start, prule_end). */
+static int family_group_prules(struct family_enc *fe) {
+	struct encoder *e = fe->e;
+
+	qsort_safe(fe->nr, fe->n_nr, sizeof(*fe->nr), noderule_compare);
+	e->prules = calloc(fe->n_nr ? fe->n_nr : 1, sizeof(struct prule));
 	if (!e->prules)
 		return -ENOMEM;
-	for (size_t i = 0; i < n_nr; i++)
-		e->prules[i] = (struct prule) { .rule = nr[i].rule, .v = nr[i].v };
+	for (size_t i = 0; i < fe->n_nr; i++)
+		e->prules[i] = (struct prule) { .rule = fe->nr[i].rule, .v = fe->nr[i].v };
 	for (size_t i = 0, j = 0; i < e->n_nodes; i++) {
 		e->nodes[i].prule_start = j;
-		while (j < n_nr && nr[j].node == i)
+		while (j < fe->n_nr && fe->nr[j].node == i)
 			j++;
 		e->nodes[i].prule_end = j;
 	}
+	return 0;
+}
 
-	/* Parents, and the resolution, shortest prefixes first (the sort
-	 * order), so that a parent is resolved before its children. */
+/* The node of the longest shorter prefix: the one the trie would find
+ * if this node were not there.  The root is its own parent. */
+static size_t node_parent(const struct encoder *e, size_t i, size_t alen) {
+	const struct enode *n = &e->nodes[i];
+
+	for (int l = (int) n->plen - 1; i > 0 && l >= 0; l--) {
+		uint8_t a[16];
+		ssize_t k;
+
+		memcpy(a, n->addr, 16);
+		addr_mask(a, alen, (unsigned) l);
+		k = find_node(e, a, (uint8_t) l);
+		if (k >= 0)
+			return (size_t) k;
+	}
+	return 0;
+}
+
+/* fallback[class]: the node's own protocol rule, else its protocol-less
+ * one, else what the parent says (the root's parent: the default). */
+static void node_resolve_fallback(struct enode *n, const struct enode *p, bool root, uint8_t dflt) {
+	for (size_t c = 0; c < CGF_PC_MAX; c++) {
+		int v = n->own_proto[c] >= 0 ? n->own_proto[c] : n->own_any;
+
+		if (v < 0)
+			v = root ? dflt : p->fallback[c];
+		n->fallback[c] = (uint8_t) v;
+	}
+}
+
+/* ports[class]: the node's own ports rules over the parent's, unless a
+ * rule of its own without ports hides everything shorter (the root has
+ * nothing shorter); then the port table that holds it. */
+static int node_resolve_ports(struct encoder *e, size_t i) {
+	static const struct portfn empty = {};
+	struct enode *n = &e->nodes[i];
+	const struct enode *p = &e->nodes[n->parent];
+	int r;
+
+	for (size_t c = 0; c < CGF_PC_PORTED; c++) {
+		bool hides = n->own_proto[c] >= 0 || n->own_any >= 0 || i == 0;
+
+		r = portfn_overlay(hides ? &empty : &p->pf[c], e->prules + n->prule_start,
+				   n->prule_end - n->prule_start, (int) c, n->fallback[c], &n->pf[c]);
+		if (r < 0)
+			return r;
+		r = intern_portset(e, &n->pf[c], &n->portset[c]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Shortest prefixes first (the sort order), so that a parent is
+ * resolved before its children. */
+static int family_resolve(struct family_enc *fe) {
+	struct encoder *e = fe->e;
+	int r;
+
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		struct enode *n = &e->nodes[i];
-		const struct enode *p;
 
-		n->parent = 0;
-		for (int l = (int) n->plen - 1; i > 0 && l >= 0; l--) {
-			uint8_t a[16];
-			ssize_t k;
-
-			memcpy(a, n->addr, 16);
-			addr_mask(a, alen, (unsigned) l);
-			k = find_node(e, a, (uint8_t) l);
-			if (k >= 0) {
-				n->parent = (size_t) k;
-				break;
-			}
-		}
-		p = &e->nodes[n->parent];
-		for (size_t c = 0; c < CGF_PC_MAX; c++) {
-			int v = n->own_proto[c] >= 0 ? n->own_proto[c] : n->own_any;
-
-			if (v < 0)
-				v = i == 0 ? verdict_of(f->default_verdict) : p->fallback[c];
-			n->fallback[c] = (uint8_t) v;
-		}
-		for (size_t c = 0; c < CGF_PC_PORTED; c++) {
-			static const struct portfn empty = {};
-			bool hides = n->own_proto[c] >= 0 || n->own_any >= 0 || i == 0;
-
-			r = portfn_overlay(hides ? &empty : &p->pf[c], e->prules + n->prule_start,
-					   n->prule_end - n->prule_start, (int) c, n->fallback[c], &n->pf[c]);
-			if (r < 0)
-				return r;
-			r = intern_portset(e, &n->pf[c], &n->portset[c]);
-			if (r < 0)
-				return r;
-		}
+		n->parent = node_parent(e, i, fe->alen);
+		node_resolve_fallback(n, &e->nodes[n->parent], i == 0, verdict_of(fe->f->default_verdict));
+		r = node_resolve_ports(e, i);
+		if (r < 0)
+			return r;
 	}
+	return 0;
+}
 
-	/* The nodes that say something their parent does not. */
+static void node_key(const struct enode *n, int family, uint8_t key[static CGF_RMAP_KEY_MAX]) {
+	if (family == AF_INET) {
+		struct cgf_v4_key k = { .prefixlen = CGF_LPM_RULESET_BITS + n->plen };
+
+		memcpy(k.addr, n->addr, 4);
+		memcpy(key, &k, sizeof(k));
+	} else {
+		struct cgf_v6_key k = { .prefixlen = CGF_LPM_RULESET_BITS + n->plen };
+
+		memcpy(k.addr, n->addr, 16);
+		memcpy(key, &k, sizeof(k));
+	}
+}
+
+/* The nodes that say something their parent does not (and the root,
+ * which has no parent to say it). */
+static int family_emit_nodes(struct family_enc *fe) {
+	struct encoder *e = fe->e;
+
 	for (size_t i = 0; i < e->n_nodes; i++) {
 		const struct enode *n = &e->nodes[i];
 		struct cgf_rule_node v, pv;
@@ -566,23 +682,42 @@ static int encode_family(const struct cgf_filter *f, int family, struct encoder 
 		node_value(&e->nodes[n->parent], &pv);
 		if (i > 0 && memcmp(&v, &pv, sizeof(v)) == 0)
 			continue;
-		x = encoder_emit(e, family == AF_INET ? CGF_RMAP_V4 : CGF_RMAP_V6);
+		x = encoder_emit(e, fe->family == AF_INET ? CGF_RMAP_V4 : CGF_RMAP_V6);
 		if (!x)
 			return -ENOMEM;
-		if (family == AF_INET) {
-			struct cgf_v4_key k = { .prefixlen = CGF_LPM_RULESET_BITS + n->plen };
-
-			memcpy(k.addr, n->addr, 4);
-			memcpy(x->key, &k, sizeof(k));
-		} else {
-			struct cgf_v6_key k = { .prefixlen = CGF_LPM_RULESET_BITS + n->plen };
-
-			memcpy(k.addr, n->addr, 16);
-			memcpy(x->key, &k, sizeof(k));
-		}
+		node_key(n, fe->family, x->key);
 		memcpy(x->value, &v, sizeof(v));
 	}
 	return 0;
+}
+
+/* One family's rule nodes into e->out; its port functions interned into
+ * e->portsets, which cgf_ruleset_encode() emits once for both. */
+static int encode_family(const struct cgf_filter *f, int family, struct encoder *e) {
+	_cleanup_(family_enc_done) struct family_enc fe = {
+		.e = e,
+		.f = f,
+		.family = family,
+		.alen = addr_len(family),
+		.lists = { f->allow, f->deny },
+		.counts = { f->n_allow, f->n_deny },
+	};
+	int r;
+
+	encoder_reset_nodes(e);
+	r = family_collect_nodes(&fe);
+	if (r < 0)
+		return r;
+	r = family_assign_rules(&fe);
+	if (r < 0)
+		return r;
+	r = family_group_prules(&fe);
+	if (r < 0)
+		return r;
+	r = family_resolve(&fe);
+	if (r < 0)
+		return r;
+	return family_emit_nodes(&fe);
 }
 
 static void encoder_donep(struct encoder *e) {
@@ -781,7 +916,7 @@ static int tenant_want_compare(const void *a, const void *b) {
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* tw sorted by id (after plan_build's merge). */
+/* t sorted by id (after build_tenants_merge()). */
 static struct tenant_want *tenant_find(struct tenant_want *t, size_t n, uint64_t id) {
 	struct tenant_want key = { .id = id };
 
@@ -914,16 +1049,302 @@ static bool in_scope(const struct cgf_filter_maps_want *want, uint64_t id) {
 	return false;
 }
 
+/* What plan_build's steps share: the want, the maps' contents, and what
+ * the steps before found (the wanted rule sets themselves are in p). */
+struct build {
+	struct plan *p;
+	const struct cgf_filter_maps_want *want;
+	const struct cgf_map_entry *cur;
+	size_t n_cur;
+	struct cur_index ix;
+	size_t host_set;      /* index in p->want */
+	size_t *binding_sets; /* index in p->want, for each filter of each binding in turn */
+	size_t n_binding_sets;
+	struct cgf_rules_config cfg;
+	struct tenant_want *tw; /* sorted by id, each once */
+	size_t n_tw;
+};
+
+static void build_done(struct build *b) {
+	free(b->ix.v);
+	free(b->binding_sets);
+	free(b->tw);
+}
+
+static int build_want_binding(struct build *b, const struct cgf_tenant_binding *binding) {
+	int r;
+
+	if (binding->n_filters > CGF_TENANT_RULESETS_MAX)
+		return -E2BIG;
+	for (size_t j = 0; j < binding->n_filters; j++) {
+		const struct cgf_filter *f = binding->filters[j];
+		size_t *x;
+
+		if (!f || f->type != CGF_FILTER_RULES || f->direction != b->want->filter->direction)
+			return -EINVAL;
+		x = array_append((void **) &b->binding_sets, b->n_binding_sets, sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		r = plan_want_filter(b->p, f, x);
+		if (r < 0)
+			return r;
+		b->n_binding_sets++;
+	}
+	return 0;
+}
+
+/* Rule sets: the host's, then the tenants', each under an id. */
+static int build_want_rulesets(struct build *b) {
+	int r;
+
+	r = plan_want_filter(b->p, b->want->filter, &b->host_set);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < b->want->n_bindings; i++) {
+		r = build_want_binding(b, &b->want->bindings[i]);
+		if (r < 0)
+			return r;
+	}
+	plan_assign_ids(b->p);
+	return 0;
+}
+
+static bool level_has_host(const struct cgf_rules_config *cfg, unsigned child_level) {
+	bool ok = false;
+
+	for (size_t k = 0; k < cfg->n_levels; k++)
+		ok = ok || cfg->levels[k] + 1 == child_level;
+	return ok;
+}
+
+/* A tenant entry for every host and every child, in want's order. */
+static int build_tenants_collect(struct build *b) {
+	const struct cgf_filter_maps_want *want = b->want;
+	int r;
+
+	for (size_t i = 0; i < want->n_hosts; i++) {
+		r = tenant_append(&b->tw, &b->n_tw, want->hosts[i].cgroup_id, CGF_TENANT_HOST);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0, s = 0; i < want->n_bindings; i++) {
+		const struct cgf_tenant_binding *binding = &want->bindings[i];
+		struct tenant_want *t;
+
+		if (!level_has_host(&b->cfg, binding->level))
+			return -EINVAL;
+		r = tenant_append(&b->tw, &b->n_tw, binding->cgroup_id, CGF_TENANT_CHILD);
+		if (r < 0)
+			return r;
+		t = &b->tw[b->n_tw - 1];
+		t->v.n_rulesets = (uint32_t) binding->n_filters;
+		for (size_t j = 0; j < binding->n_filters; j++, s++)
+			t->v.ruleset[j] = b->p->want[b->binding_sets[s]].id;
+	}
+	return 0;
+}
+
+/* Sorted by id, one entry per cgroup: a child of one host can be a host
+ * itself, and then its entry says both. */
+static int build_tenants_merge(struct build *b) {
+	struct tenant_want *tw = b->tw;
+	size_t n = 0;
+
+	qsort_safe(tw, b->n_tw, sizeof(*tw), tenant_want_compare);
+	for (size_t i = 0; i < b->n_tw; i++) {
+		if (n > 0 && tw[n - 1].id == tw[i].id) {
+			if (tw[n - 1].v.flags & tw[i].v.flags & CGF_TENANT_CHILD)
+				return -EINVAL; /* a child bound twice */
+			if (tw[i].v.flags & CGF_TENANT_CHILD) {
+				tw[n - 1].v.n_rulesets = tw[i].v.n_rulesets;
+				memcpy(tw[n - 1].v.ruleset, tw[i].v.ruleset, sizeof(tw[i].v.ruleset));
+			}
+			tw[n - 1].v.flags |= tw[i].v.flags;
+			continue;
+		}
+		tw[n++] = tw[i];
+	}
+	b->n_tw = n;
+	return 0;
+}
+
+static int build_tenants(struct build *b) {
+	int r;
+
+	r = build_tenants_collect(b);
+	if (r < 0)
+		return r;
+	r = build_tenants_merge(b);
+	if (r < 0)
+		return r;
+	if (b->want->partial)
+		for (size_t i = 0; i < b->n_tw; i++)
+			if (!in_scope(b->want, b->tw[i].id))
+				return -EINVAL; /* a partial want speaks only for its scope */
+	return 0;
+}
+
+/* Room: new rule sets are written before the old ones leave, so both
+ * count.  A partial sync does not know every tenant entry: the kernel's
+ * -E2BIG says when that map is full. */
+static int build_check_room(const struct build *b) {
+	const struct plan *p = b->p;
+	size_t room[_CGF_RMAP_MAX] = {};
+
+	for (size_t i = 0; i < b->n_cur; i++)
+		room[b->cur[i].map]++;
+	for (size_t k = 0; k < p->n_want; k++)
+		for (size_t i = 0; p->want[k].is_new && i < p->want[k].n; i++)
+			room[p->want[k].e[i].map]++;
+	for (size_t i = 0; i < b->n_tw; i++) {
+		struct cgf_map_entry e = tenant_entry(&b->tw[i]);
+
+		if (!current_find(&b->ix, &e))
+			room[CGF_RMAP_TENANTS]++;
+	}
+	for (size_t m = 0; m < _CGF_RMAP_MAX; m++)
+		if (m != CGF_RMAP_CONFIG && !(b->want->partial && m == CGF_RMAP_TENANTS) &&
+		    room[m] > rmap_table[m].max_entries)
+			return -E2BIG;
+	return 0;
+}
+
+/* 1. New rule sets, whole, under ids nothing names yet. */
+static int emit_new_rulesets(struct build *b) {
+	struct plan *p = b->p;
+	int r;
+
+	for (size_t k = 0; k < p->n_want; k++)
+		for (size_t i = 0; p->want[k].is_new && i < p->want[k].n; i++) {
+			struct cgf_map_entry e = p->want[k].e[i];
+
+			entry_set_ruleset(&e, p->want[k].id);
+			r = plan_op(p, CGF_MAP_UPDATE, &e);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/* One half of step 2: the children's entries, or the hosts'. */
+static int emit_tenant_entries(struct build *b, bool children) {
+	int r;
+
+	for (size_t i = 0; i < b->n_tw; i++) {
+		struct cgf_map_entry e;
+
+		if (!!(b->tw[i].v.flags & CGF_TENANT_CHILD) != children)
+			continue;
+		e = tenant_entry(&b->tw[i]);
+		r = plan_update_if_changed(b->p, &b->ix, &e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* 2. Children before hosts: a host entry makes its children's entries
+ * count, and one without them would fail closed. */
+static int emit_tenants(struct build *b) {
+	int r;
+
+	r = emit_tenant_entries(b, true);
+	if (r < 0)
+		return r;
+	return emit_tenant_entries(b, false);
+}
+
+/* 3. The host's rule set and the levels: one value. */
+static int emit_config(struct build *b) {
+	struct cgf_map_entry e = { .map = CGF_RMAP_CONFIG };
+
+	memcpy(e.value, &b->cfg, sizeof(b->cfg));
+	return plan_update_if_changed(b->p, &b->ix, &e);
+}
+
+/* Whether pass 0 (config keys that are not ours, host entries) or pass 1
+ * (child entries) of step 4 deletes c. */
+static bool stale_in_pass(const struct build *b, const struct cgf_map_entry *c, int pass) {
+	struct cgf_tenant_entry v;
+	uint64_t id;
+
+	if (c->map == CGF_RMAP_CONFIG) {
+		uint32_t key;
+
+		memcpy(&key, c->key, sizeof(key));
+		return pass == 0 && key != CGF_CONFIG_KEY;
+	}
+	if (c->map != CGF_RMAP_TENANTS)
+		return false;
+	memcpy(&id, c->key, sizeof(id));
+	memcpy(&v, c->value, sizeof(v));
+	if (tenant_find(b->tw, b->n_tw, id) || (b->want->partial && !in_scope(b->want, id)))
+		return false;
+	return ((v.flags & CGF_TENANT_HOST) != 0) == (pass == 0);
+}
+
+/* 4. Stale tenant entries, hosts first (the reverse of 2.), and config
+ * keys that are not ours.  A partial sync was given only the entries of
+ * its scope. */
+static int emit_stale(struct build *b) {
+	int r;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < b->n_cur; i++) {
+			if (!stale_in_pass(b, &b->cur[i], pass))
+				continue;
+			r = plan_op(b->p, CGF_MAP_DELETE, &b->cur[i]);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static int plan_delete_rset(struct plan *p, const struct rset *s) {
+	int r;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct cgf_map_entry e = s->e[i];
+
+		entry_set_ruleset(&e, s->id);
+		r = plan_op(p, CGF_MAP_DELETE, &e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* 5. Old rule sets, once no program can be in the middle of one (one
+ * barrier before the first).  Not in a partial sync: a tenant entry it
+ * did not read may name one. */
+static int emit_old_rulesets(struct build *b) {
+	struct plan *p = b->p;
+	bool barrier = false;
+	int r;
+
+	if (b->want->partial)
+		return 0;
+	for (size_t c = 0; c < p->n_cur; c++) {
+		if (p->cur[c].used)
+			continue;
+		if (!barrier) {
+			r = plan_op(p, CGF_MAP_BARRIER, NULL);
+			if (r < 0)
+				return r;
+			barrier = true;
+		}
+		r = plan_delete_rset(p, &p->cur[c]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* What the maps should hold, checked against their room, then the
+ * operations in the order that keeps every lookup whole: steps 1.-5. */
 static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 		      const struct cgf_map_entry *cur, size_t n_cur) {
-	_cleanup_free_ struct tenant_want *tw = NULL;
-	_cleanup_free_ size_t *binding_sets = NULL;
-	_cleanup_free_ const struct cgf_map_entry **ix_v = NULL;
-	struct cur_index ix;
-	struct cgf_rules_config cfg = {};
-	struct cgf_map_entry e;
-	size_t host_set, n_tw = 0, n_binding_sets = 0;
-	size_t room[_CGF_RMAP_MAX] = {};
+	_cleanup_(build_done) struct build b = { .p = p, .want = want, .cur = cur, .n_cur = n_cur };
 	int r;
 
 	if (!want->filter || want->filter->type != CGF_FILTER_RULES)
@@ -931,200 +1352,47 @@ static int plan_build(struct plan *p, const struct cgf_filter_maps_want *want,
 	r = plan_read_current(p, cur, n_cur);
 	if (r < 0)
 		return r;
-	r = cur_index_build(&ix, cur, n_cur);
+	r = cur_index_build(&b.ix, cur, n_cur);
 	if (r < 0)
 		return r;
-	ix_v = ix.v;
-
-	/* Rule sets: the host's, then the tenants'. */
-	r = plan_want_filter(p, want->filter, &host_set);
+	r = build_want_rulesets(&b);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < want->n_bindings; i++) {
-		const struct cgf_tenant_binding *b = &want->bindings[i];
-
-		if (b->n_filters > CGF_TENANT_RULESETS_MAX)
-			return -E2BIG;
-		for (size_t j = 0; j < b->n_filters; j++) {
-			size_t *x;
-
-			if (!b->filters[j] || b->filters[j]->type != CGF_FILTER_RULES ||
-			    b->filters[j]->direction != want->filter->direction)
-				return -EINVAL;
-			x = array_append((void **) &binding_sets, n_binding_sets, sizeof(*x));
-			if (!x)
-				return -ENOMEM;
-			r = plan_want_filter(p, b->filters[j], x);
-			if (r < 0)
-				return r;
-			n_binding_sets++;
-		}
-	}
-	plan_assign_ids(p);
-
-	r = plan_config(want, &ix, p->want[host_set].id, &cfg);
+	r = plan_config(want, &b.ix, p->want[b.host_set].id, &b.cfg);
+	if (r < 0)
+		return r;
+	r = build_tenants(&b);
+	if (r < 0)
+		return r;
+	r = build_check_room(&b);
 	if (r < 0)
 		return r;
 
-	/* tenants: hosts and children, sorted by id, one entry per cgroup
-	 * (a child of one host can be a host itself). */
-	for (size_t i = 0; i < want->n_hosts; i++) {
-		r = tenant_append(&tw, &n_tw, want->hosts[i].cgroup_id, CGF_TENANT_HOST);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0, s = 0; i < want->n_bindings; i++) {
-		const struct cgf_tenant_binding *b = &want->bindings[i];
-		struct tenant_want *t;
-		bool level_ok = false;
-
-		for (size_t k = 0; k < cfg.n_levels; k++)
-			level_ok = level_ok || cfg.levels[k] + 1 == b->level;
-		if (!level_ok)
-			return -EINVAL;
-		r = tenant_append(&tw, &n_tw, b->cgroup_id, CGF_TENANT_CHILD);
-		if (r < 0)
-			return r;
-		t = &tw[n_tw - 1];
-		t->v.n_rulesets = (uint32_t) b->n_filters;
-		for (size_t j = 0; j < b->n_filters; j++, s++)
-			t->v.ruleset[j] = p->want[binding_sets[s]].id;
-	}
-	qsort_safe(tw, n_tw, sizeof(*tw), tenant_want_compare);
-	{
-		size_t n = 0;
-
-		for (size_t i = 0; i < n_tw; i++) {
-			if (n > 0 && tw[n - 1].id == tw[i].id) {
-				if (tw[n - 1].v.flags & tw[i].v.flags & CGF_TENANT_CHILD)
-					return -EINVAL; /* a child bound twice */
-				if (tw[i].v.flags & CGF_TENANT_CHILD) {
-					tw[n - 1].v.n_rulesets = tw[i].v.n_rulesets;
-					memcpy(tw[n - 1].v.ruleset, tw[i].v.ruleset, sizeof(tw[i].v.ruleset));
-				}
-				tw[n - 1].v.flags |= tw[i].v.flags;
-				continue;
-			}
-			tw[n++] = tw[i];
-		}
-		n_tw = n;
-	}
-	if (want->partial)
-		for (size_t i = 0; i < n_tw; i++)
-			if (!in_scope(want, tw[i].id))
-				return -EINVAL; /* a partial want speaks only for its scope */
-
-	/* Room: new rule sets are written before the old ones leave.  A
-	 * partial sync does not know every tenant entry: the kernel's
-	 * -E2BIG says when that map is full. */
-	for (size_t i = 0; i < n_cur; i++)
-		room[cur[i].map]++;
-	for (size_t k = 0; k < p->n_want; k++)
-		for (size_t i = 0; p->want[k].is_new && i < p->want[k].n; i++)
-			room[p->want[k].e[i].map]++;
-	for (size_t i = 0; i < n_tw; i++) {
-		e = tenant_entry(&tw[i]);
-		if (!current_find(&ix, &e))
-			room[CGF_RMAP_TENANTS]++;
-	}
-	for (size_t m = 0; m < _CGF_RMAP_MAX; m++)
-		if (m != CGF_RMAP_CONFIG && !(want->partial && m == CGF_RMAP_TENANTS) &&
-		    room[m] > rmap_table[m].max_entries)
-			return -E2BIG;
-
-	/* 1. New rule sets, whole, under ids nothing names yet. */
-	for (size_t k = 0; k < p->n_want; k++)
-		for (size_t i = 0; p->want[k].is_new && i < p->want[k].n; i++) {
-			e = p->want[k].e[i];
-			entry_set_ruleset(&e, p->want[k].id);
-			r = plan_op(p, CGF_MAP_UPDATE, &e);
-			if (r < 0)
-				return r;
-		}
-	/* 2. Children before hosts: a host entry makes its children's
-	 * entries count, and one without them would fail closed. */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n_tw; i++) {
-			bool child = tw[i].v.flags & CGF_TENANT_CHILD;
-
-			if (child != (pass == 0))
-				continue;
-			e = tenant_entry(&tw[i]);
-			r = plan_update_if_changed(p, &ix, &e);
-			if (r < 0)
-				return r;
-		}
-	/* 3. The host's rule set and the levels: one value. */
-	e = (struct cgf_map_entry) { .map = CGF_RMAP_CONFIG };
-	memcpy(e.value, &cfg, sizeof(cfg));
-	r = plan_update_if_changed(p, &ix, &e);
+	r = emit_new_rulesets(&b);
 	if (r < 0)
 		return r;
-	/* 4. Stale tenant entries, hosts first (the reverse of 2.), and
-	 * config keys that are not ours.  A partial sync was given only the
-	 * entries of its scope. */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n_cur; i++) {
-			struct cgf_tenant_entry v;
-			uint64_t id;
-
-			if (cur[i].map == CGF_RMAP_CONFIG && pass == 0) {
-				uint32_t key;
-
-				memcpy(&key, cur[i].key, sizeof(key));
-				if (key != CGF_CONFIG_KEY) {
-					r = plan_op(p, CGF_MAP_DELETE, &cur[i]);
-					if (r < 0)
-						return r;
-				}
-				continue;
-			}
-			if (cur[i].map != CGF_RMAP_TENANTS)
-				continue;
-			memcpy(&id, cur[i].key, sizeof(id));
-			memcpy(&v, cur[i].value, sizeof(v));
-			if (tenant_find(tw, n_tw, id) || (want->partial && !in_scope(want, id)))
-				continue;
-			if (((v.flags & CGF_TENANT_HOST) != 0) != (pass == 0))
-				continue;
-			r = plan_op(p, CGF_MAP_DELETE, &cur[i]);
-			if (r < 0)
-				return r;
-		}
-	/* 5. Old rule sets, once no program can be in the middle of one.
-	 * Not in a partial sync: a tenant entry it did not read may name one. */
-	for (size_t c = 0, barrier = 0; !want->partial && c < p->n_cur; c++) {
-		if (p->cur[c].used)
-			continue;
-		if (!barrier++) {
-			r = plan_op(p, CGF_MAP_BARRIER, NULL);
-			if (r < 0)
-				return r;
-		}
-		for (size_t i = 0; i < p->cur[c].n; i++) {
-			e = p->cur[c].e[i];
-			entry_set_ruleset(&e, p->cur[c].id);
-			r = plan_op(p, CGF_MAP_DELETE, &e);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
+	r = emit_tenants(&b);
+	if (r < 0)
+		return r;
+	r = emit_config(&b);
+	if (r < 0)
+		return r;
+	r = emit_stale(&b);
+	if (r < 0)
+		return r;
+	return emit_old_rulesets(&b);
 }
 
 int cgf_filter_maps_plan(const struct cgf_filter_maps_want *want,
 			 const struct cgf_map_entry *current, size_t n_current,
 			 struct cgf_map_op **ret_ops, size_t *ret_n_ops) {
-	struct plan p = {};
+	_cleanup_(plan_done) struct plan p = {};
 	int r;
 
 	r = plan_build(&p, want, current, n_current);
-	if (r < 0) {
-		plan_done(&p);
+	if (r < 0)
 		return r;
-	}
 	*ret_ops = TAKE_PTR(p.ops);
 	*ret_n_ops = p.n_ops;
-	plan_done(&p);
 	return 0;
 }
