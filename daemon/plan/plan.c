@@ -2,9 +2,10 @@
 /*
  * The planner (see plan.h, and docs/design.md for the rules).
  *
- * Two passes over the (cgroup, direction) lists that either state names:
+ * cgf_plan() merges the two states into one lp per (cgroup, direction)
+ * that either names (merge()), then makes two passes over them:
  *
- *  1. Analysis, parents before children: each list gets a local plan, a
+ *  1. analyse(), parents before children: each list gets a local plan, a
  *     sequence of actions on that list alone (plan_list), or is blocked
  *     because the kernel would refuse it: a foreign program in the way at
  *     the cgroup, a `none` above it (hierarchy_blocker), the 64-program
@@ -12,7 +13,7 @@
  *     detaches: removing our old program without attaching the new one
  *     would leave it without a filter.
  *
- *  2. Emission: each list's actions stay together (so revisions count up
+ *  2. emit(): each list's actions stay together (so revisions count up
  *     by one per action and a mode-change gap is as short as the kernel
  *     allows).  Lists that attach go parents first; lists that only
  *     detach go children first, at the end, except a `none` of ours that
@@ -432,7 +433,21 @@ struct multi {
 	size_t *early_actions;    /* the local actions that detached them */
 	size_t n_early_actions;
 	size_t count;             /* programs on the list as the actions go */
+	char *moved;              /* without BEFORE/AFTER: filters attached again for the order alone */
+	size_t n_moved;
 };
+
+/* The arrays a multi list's plan owns, whichever step it ends in: all
+ * of them are freed here, so that every step may simply return. */
+static void multi_done(struct multi *m) {
+	free(m->slots);
+	free(m->kept_by);
+	free(m->at);
+	free(m->inserts);
+	free(m->early);
+	free(m->early_actions);
+	free(m->moved);
+}
 
 static bool slot_unchanged(const struct multi *m, size_t i) {
 	const struct local *lo = m->lo;
@@ -473,57 +488,43 @@ static void pick_candidates(struct multi *m, ssize_t *cand_of) {
 }
 
 /*
- * Which candidates of one class stay (sets slots[].want).  With
- * BEFORE/AFTER: the heaviest subsequence that is in the same order in
- * the list and in the policy (an unchanged program weighs 2, a changed
- * one 1: the calls each saves).  Without: the longest prefix of the
- * policy's order that the list holds in order, since new programs can
- * only be appended.  A changed program attached through a link cannot be
- * REPLACEd, and with links_ok false no link stays (an insert may need an
- * anchor, and anchors must be direct attachments).
+ * Without BEFORE/AFTER (see keep_class()): the longest prefix of the
+ * class's policy order that the list holds in order, since new programs
+ * can only be appended.  cand: the class's candidates in list order.
  */
-static int keep_class(struct multi *m, const ssize_t *cand_of, bool pre, bool ordering, bool links_ok) {
+static void keep_prefix(struct multi *m, const size_t *cand, size_t n_cand, bool pre) {
 	const struct local *lo = m->lo;
-	_cleanup_free_ size_t *cand = NULL, *best = NULL, *prev = NULL;
-	size_t n_cand = 0, top = SIZE_MAX;
+	size_t w = 0;
 
-	cand = calloc(m->n + 1, sizeof(*cand));
-	best = calloc(m->n + 1, sizeof(*best));
-	prev = calloc(m->n + 1, sizeof(*prev));
-	if (!cand || !best || !prev)
-		return -ENOMEM;
-	/* The candidates in list order; .want is the desired entry they could be. */
-	for (size_t i = 0; i < m->n; i++)
-		for (size_t w = 0; w < lo->n_want; w++)
-			if (cand_of[w] == (ssize_t) i && lo->want_preorder[w] == pre) {
-				m->slots[i].want = (ssize_t) w;
-				cand[n_cand++] = i;
-			}
+	while (w < lo->n_want && lo->want_preorder[w] != pre)
+		w++;
+	for (size_t k = 0; k < n_cand; k++) {
+		struct slot *s = &m->slots[cand[k]];
 
-	if (!ordering) {
-		size_t w = 0;
-
-		while (w < lo->n_want && lo->want_preorder[w] != pre)
-			w++;
-		for (size_t k = 0; k < n_cand; k++) {
-			struct slot *s = &m->slots[cand[k]];
-
-			if (w >= lo->n_want || (size_t) s->want != w) {
-				s->want = -1; /* out of order: it goes, a copy comes at the end */
-				continue;
-			}
-			if (s->e->link_id && !slot_unchanged(m, cand[k])) {
-				/* It and everything after it go to the end. */
-				for (; k < n_cand; k++)
-					m->slots[cand[k]].want = -1;
-				break;
-			}
-			do
-				w++;
-			while (w < lo->n_want && lo->want_preorder[w] != pre);
+		if (w >= lo->n_want || (size_t) s->want != w) {
+			s->want = -1; /* out of order: it goes, a copy comes at the end */
+			continue;
 		}
-		return 0;
+		if (s->e->link_id && !slot_unchanged(m, cand[k])) {
+			/* It and everything after it go to the end. */
+			for (; k < n_cand; k++)
+				m->slots[cand[k]].want = -1;
+			break;
+		}
+		do
+			w++;
+		while (w < lo->n_want && lo->want_preorder[w] != pre);
 	}
+}
+
+/*
+ * With BEFORE/AFTER (see keep_class()): the heaviest subsequence that is
+ * in the same order in the list and in the policy.  best and prev are
+ * scratch space of n_cand entries, zeroed.
+ */
+static void keep_heaviest(struct multi *m, const size_t *cand, size_t n_cand, bool links_ok, size_t *best,
+			  size_t *prev) {
+	size_t top = SIZE_MAX;
 
 	for (size_t k = 0; k < n_cand; k++) {
 		const struct slot *s = &m->slots[cand[k]];
@@ -548,6 +549,42 @@ static int keep_class(struct multi *m, const ssize_t *cand_of, bool pre, bool or
 	for (size_t k = 0; k < n_cand; k++)
 		if (best[k] != 2)
 			m->slots[cand[k]].want = -1;
+}
+
+/*
+ * Which candidates of one class stay (sets slots[].want).  With
+ * BEFORE/AFTER: the heaviest subsequence that is in the same order in
+ * the list and in the policy (an unchanged program weighs 2, a changed
+ * one 1: the calls each saves).  Without: the longest prefix of the
+ * policy's order that the list holds in order, since new programs can
+ * only be appended.  A changed program attached through a link cannot be
+ * REPLACEd, and with links_ok false no link stays (an insert may need an
+ * anchor, and anchors must be direct attachments).
+ */
+static int keep_class(struct multi *m, const ssize_t *cand_of, bool pre, bool ordering, bool links_ok) {
+	const struct local *lo = m->lo;
+	_cleanup_free_ size_t *cand = NULL, *best = NULL, *prev = NULL;
+	size_t n_cand = 0;
+
+	/* All three up front, whichever rule runs: a rule never fails
+	 * halfway, after it changed slots[].want. */
+	cand = calloc(m->n + 1, sizeof(*cand));
+	best = calloc(m->n + 1, sizeof(*best));
+	prev = calloc(m->n + 1, sizeof(*prev));
+	if (!cand || !best || !prev)
+		return -ENOMEM;
+	/* The candidates in list order; .want is the desired entry they could be. */
+	for (size_t i = 0; i < m->n; i++)
+		for (size_t w = 0; w < lo->n_want; w++)
+			if (cand_of[w] == (ssize_t) i && lo->want_preorder[w] == pre) {
+				m->slots[i].want = (ssize_t) w;
+				cand[n_cand++] = i;
+			}
+
+	if (ordering)
+		keep_heaviest(m, cand, n_cand, links_ok, best, prev);
+	else
+		keep_prefix(m, cand, n_cand, pre);
 	return 0;
 }
 
@@ -797,189 +834,255 @@ static int report_early(struct multi *m) {
 	return 0;
 }
 
+/* One slot per program on the list; ours are tracked (local_holds()). */
+static int multi_init(struct multi *m) {
+	struct local *lo = m->lo;
+	const struct cgf_actual_list *h = lo->l->have;
+	int r;
+
+	m->slots = calloc(m->n + 1, sizeof(*m->slots));
+	m->kept_by = calloc(lo->n_want + 1, sizeof(*m->kept_by));
+	m->at = calloc(lo->n_want + 1, sizeof(*m->at));
+	m->inserts = calloc(lo->n_want + 1, sizeof(*m->inserts));
+	m->early = calloc(m->n + 1, sizeof(*m->early));
+	m->early_actions = calloc(m->n + 1, sizeof(*m->early_actions));
+	if (!m->slots || !m->kept_by || !m->at || !m->inserts || !m->early || !m->early_actions)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		m->slots[i] = (struct slot) { .e = &h->entries[i], .want = -1 };
+		if (h->entries[i].ours) {
+			r = local_track(lo, h->entries[i].filter, h->entries[i].identity);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* What stays, what is inserted, and what may go early for room. */
+static int multi_choose(struct multi *m) {
+	int r;
+
+	r = choose_kept(m);
+	if (r < 0)
+		return r;
+	count_kept(m);
+	make_room(m);
+	drop_link_anchors(m);
+
+	order_early(m);
+	m->count = m->n;
+	return 0;
+}
+
+/* REPLACE in place: the kernel swaps the program, no moment without it. */
+static int multi_replace(struct multi *m) {
+	int r;
+
+	for (size_t i = 0; i < m->n; i++) {
+		size_t index;
+
+		if (m->slots[i].want < 0 || slot_unchanged(m, i))
+			continue;
+		r = room_for_attach(m);
+		if (r < 0)
+			return r;
+		r = local_attach(m->lo, (size_t) m->slots[i].want, CGF_ATTACH_MULTI | CGF_ATTACH_REPLACE, m->slots[i].e,
+				 CGF_REASON_CHANGED, &index);
+		if (r < 0)
+			return r;
+		m->at[m->slots[i].want] = (struct where) { .action = index }; /* a later insert may go before it */
+	}
+	return 0;
+}
+
+/* One insert of desired entry w, at its final position: before the next
+ * program of its class that stays (unchanged, or REPLACEd by now), else
+ * appended, after all of them. */
+static int multi_insert_one(struct multi *m, size_t w) {
+	struct local *lo = m->lo;
+	const bool ordering = lo->pl->features->ordering;
+	bool pre = lo->want_preorder[w], was_there = false, only_order = false;
+	size_t index;
+	ssize_t succ;
+	int r;
+
+	/* It was there: moved.  In its class and unchanged: moved for the order alone. */
+	for (size_t i = 0; i < m->n; i++)
+		if (m->slots[i].e->ours && streq_ptr(m->slots[i].e->filter, lo->want[w].filter)) {
+			was_there = true;
+			only_order = only_order || (m->slots[i].e->preorder == pre &&
+						    entry_is(m->slots[i].e, lo->want[w].filter, lo->want[w].identity));
+		}
+	r = room_for_attach(m);
+	if (r < 0)
+		return r;
+	r = local_attach(lo, w, CGF_ATTACH_MULTI, NULL, was_there ? CGF_REASON_MOVED : CGF_REASON_NEW, &index);
+	if (r < 0)
+		return r;
+	m->count++;
+	succ = kept_successor(m, w, m->kept_by);
+	if (ordering && succ >= 0)
+		set_anchor(&lo->acts[index], CGF_ATTACH_BEFORE, &m->at[succ]);
+	else if (!ordering && only_order)
+		return append_name(&m->moved, &m->n_moved, lo->want[w].filter);
+	return 0;
+}
+
+/* Inserts in policy order: an appended one then lands after the inserts
+ * before it, as the policy orders them. */
+static int multi_insert(struct multi *m) {
+	int r;
+
+	for (size_t k = 0; k < m->n_inserts; k++) {
+		r = multi_insert_one(m, m->inserts[k]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Whatever of ours did not stay goes last. */
+static int multi_detach_rest(struct multi *m) {
+	int r;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (!m->slots[i].e->ours || m->slots[i].want >= 0 || m->slots[i].detached)
+			continue;
+		r = detach_slot(m, i);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Without BEFORE/AFTER: says which filters were attached again for the order. */
+static int report_reorder(struct multi *m) {
+	const struct local *lo = m->lo;
+
+	if (m->n_moved == 0)
+		return 0;
+	return report(lo->pl, CGF_REPORT_REORDER, lo->l->cgroup, lo->l->direction, 0, 0, lp_pos(lo->l),
+		      "the kernel lacks BPF_F_BEFORE/BPF_F_AFTER: %s %s attached again at the end to restore "
+		      "the order, and %s old instance%s detached",
+		      m->moved, m->n_moved == 1 ? "is" : "are", m->n_moved == 1 ? "its" : "their",
+		      m->n_moved == 1 ? "" : "s");
+}
+
+/* A multi list: choose what stays, then REPLACE, insert, detach, in that
+ * order (see the top of this file), and say what the limit and a missing
+ * BEFORE/AFTER cost. */
 static int plan_multi(struct local *lo) {
 	const struct cgf_actual_list *h = lo->l->have;
-	const bool ordering = lo->pl->features->ordering;
-	size_t n = h ? h->n_entries : 0, n_foreign_ = n_foreign(h), n_moved = 0;
-	_cleanup_free_ char *moved = NULL;
-	struct multi m = { .lo = lo, .n = n };
+	size_t n_foreign_ = n_foreign(h);
+	_cleanup_(multi_done) struct multi m = { .lo = lo, .n = h ? h->n_entries : 0 };
 	int r;
 
 	if (n_foreign_ + lo->n_want > CGF_MAX_PROGS)
 		return block(lo, 0, "%zu foreign and %zu policy programs exceed the kernel's limit of %d (E2BIG)",
 			     n_foreign_, lo->n_want, CGF_MAX_PROGS);
 
-	m.slots = calloc(n + 1, sizeof(*m.slots));
-	m.kept_by = calloc(lo->n_want + 1, sizeof(*m.kept_by));
-	m.at = calloc(lo->n_want + 1, sizeof(*m.at));
-	m.inserts = calloc(lo->n_want + 1, sizeof(*m.inserts));
-	m.early = calloc(n + 1, sizeof(*m.early));
-	m.early_actions = calloc(n + 1, sizeof(*m.early_actions));
-	if (!m.slots || !m.kept_by || !m.at || !m.inserts || !m.early || !m.early_actions) {
-		r = -ENOMEM;
-		goto finish;
-	}
-	for (size_t i = 0; i < n; i++) {
-		m.slots[i] = (struct slot) { .e = &h->entries[i], .want = -1 };
-		if (h->entries[i].ours) {
-			r = local_track(lo, h->entries[i].filter, h->entries[i].identity);
-			if (r < 0)
-				goto finish;
-		}
-	}
-
-	r = choose_kept(&m);
+	r = multi_init(&m);
 	if (r < 0)
-		goto finish;
-	count_kept(&m);
-	make_room(&m);
-	drop_link_anchors(&m);
-
-	order_early(&m);
-	m.count = n;
-
-	/* REPLACE in place: the kernel swaps the program, no moment without it. */
-	for (size_t i = 0; i < n; i++) {
-		size_t index;
-
-		if (m.slots[i].want < 0 || slot_unchanged(&m, i))
-			continue;
-		r = room_for_attach(&m);
-		if (r < 0)
-			goto finish;
-		r = local_attach(lo, (size_t) m.slots[i].want, CGF_ATTACH_MULTI | CGF_ATTACH_REPLACE, m.slots[i].e,
-				 CGF_REASON_CHANGED, &index);
-		if (r < 0)
-			goto finish;
-		m.at[m.slots[i].want] = (struct where) { .action = index }; /* a later insert may go before it */
-	}
-
-	/* Inserts in policy order, each at its final position: before the
-	 * next program of its class that stays, else appended (after all of
-	 * them, and after the inserts before it). */
-	for (size_t k = 0; k < m.n_inserts; k++) {
-		size_t w = m.inserts[k], index;
-		bool pre = lo->want_preorder[w], was_there = false, only_order = false;
-		ssize_t succ;
-
-		/* It was there: moved.  In its class and unchanged: moved for the order alone. */
-		for (size_t i = 0; i < n; i++)
-			if (m.slots[i].e->ours && streq_ptr(m.slots[i].e->filter, lo->want[w].filter)) {
-				was_there = true;
-				only_order = only_order || (m.slots[i].e->preorder == pre &&
-							    entry_is(m.slots[i].e, lo->want[w].filter, lo->want[w].identity));
-			}
-		r = room_for_attach(&m);
-		if (r < 0)
-			goto finish;
-		r = local_attach(lo, w, CGF_ATTACH_MULTI, NULL, was_there ? CGF_REASON_MOVED : CGF_REASON_NEW, &index);
-		if (r < 0)
-			goto finish;
-		m.count++;
-		succ = kept_successor(&m, w, m.kept_by);
-		if (ordering && succ >= 0)
-			set_anchor(&lo->acts[index], CGF_ATTACH_BEFORE, &m.at[succ]);
-		else if (!ordering && only_order) {
-			r = append_name(&moved, &n_moved, lo->want[w].filter);
-			if (r < 0)
-				goto finish;
-		}
-	}
-
-	/* Whatever of ours did not stay goes last. */
-	for (size_t i = 0; i < n; i++) {
-		if (!m.slots[i].e->ours || m.slots[i].want >= 0 || m.slots[i].detached)
-			continue;
-		r = detach_slot(&m, i);
-		if (r < 0)
-			goto finish;
-	}
-
+		return r;
+	r = multi_choose(&m);
+	if (r < 0)
+		return r;
+	r = multi_replace(&m);
+	if (r < 0)
+		return r;
+	r = multi_insert(&m);
+	if (r < 0)
+		return r;
+	r = multi_detach_rest(&m);
+	if (r < 0)
+		return r;
 	r = report_early(&m);
 	if (r < 0)
-		goto finish;
-	if (n_moved > 0) {
-		r = report(lo->pl, CGF_REPORT_REORDER, lo->l->cgroup, lo->l->direction, 0, 0, lp_pos(lo->l),
-			   "the kernel lacks BPF_F_BEFORE/BPF_F_AFTER: %s %s attached again at the end to restore "
-			   "the order, and %s old instance%s detached",
-			   moved, n_moved == 1 ? "is" : "are", n_moved == 1 ? "its" : "their", n_moved == 1 ? "" : "s");
-		if (r < 0)
-			goto finish;
-	}
-	r = 0;
-
-finish:
-	free(m.slots);
-	free(m.kept_by);
-	free(m.at);
-	free(m.inserts);
-	free(m.early);
-	free(m.early_actions);
-	return r;
+		return r;
+	return report_reorder(&m);
 }
 
+/* What a local plan holds while it is made; the actions that are not
+ * handed to the list (lp_take_actions()) go with it. */
+static void local_done(struct local *lo) {
+	actions_free(lo->acts, lo->n_acts);
+	free(lo->want_preorder);
+	free(lo->have_filter);
+	free(lo->have_identity);
+}
+
+/* The policy's entries for the list, each with the preorder flag the
+ * kernel can give it; a preorder it cannot give is reported. */
+static int local_want(struct local *lo) {
+	struct planner *pl = lo->pl;
+	struct lp *l = lo->l;
+	bool dropped = false;
+
+	lo->want = l->want->entries;
+	lo->n_want = l->want->n_entries;
+	lo->want_preorder = calloc(lo->n_want + 1, sizeof(bool));
+	if (!lo->want_preorder)
+		return -ENOMEM;
+	for (size_t w = 0; w < lo->n_want; w++) {
+		lo->want_preorder[w] = lo->want[w].preorder && pl->features->preorder;
+		dropped = dropped || (lo->want[w].preorder && !pl->features->preorder);
+	}
+	if (!dropped)
+		return 0;
+	return report(pl, CGF_REPORT_UNSUPPORTED, l->cgroup, l->direction, 0, 0, lp_pos(l),
+		      "preorder: the kernel lacks BPF_F_PREORDER; attached without it");
+}
+
+/* The local plan of the list's case: removal, single slot, a change to
+ * mode multi, or multi. */
+static int plan_local(struct local *lo) {
+	const struct lp *l = lo->l;
+	const struct cgf_actual_list *h = l->have;
+	const struct cgf_actual_entry *f;
+	char buf[64];
+
+	if (!l->want)
+		return plan_removal(lo);
+	if (l->want->mode != CGF_MODE_MULTI)
+		return plan_single(lo);
+	if (!h || h->n_entries == 0 || h->flags == CGF_ATTACH_MULTI)
+		return plan_multi(lo);
+	f = first_foreign(h);
+	if (f)
+		return block(lo, f->prog_id, "mode %s -> multi needs an empty list, and foreign program %s stays",
+			     cgf_mode_flags_to_string(h->flags), prog_words(f, buf, sizeof(buf)));
+	return plan_mode_change(lo);
+}
+
+/* A list that is not blocked takes the local actions, and its kind from them. */
+static void lp_take_actions(struct lp *l, struct local *lo) {
+	bool attaches = false;
+
+	if (l->kind == LP_BLOCKED)
+		return;
+	for (size_t i = 0; i < lo->n_acts; i++)
+		attaches = attaches || lo->acts[i].kind == CGF_ACTION_ATTACH;
+	l->kind = lo->n_acts == 0 ? LP_NOOP : attaches ? LP_CHANGE : LP_REMOVAL;
+	l->acts = TAKE_PTR(lo->acts);
+	l->n_acts = lo->n_acts;
+	lo->n_acts = 0;
+}
 
 static int plan_list(struct planner *pl, struct lp *l) {
-	struct local lo = { .pl = pl, .l = l };
-	const struct cgf_actual_list *h = l->have;
+	_cleanup_(local_done) struct local lo = { .pl = pl, .l = l };
 	int r;
 
 	if (l->want) {
-		bool dropped = false;
-
-		lo.want = l->want->entries;
-		lo.n_want = l->want->n_entries;
-		lo.want_preorder = calloc(lo.n_want + 1, sizeof(bool));
-		if (!lo.want_preorder)
-			return -ENOMEM;
-		for (size_t w = 0; w < lo.n_want; w++) {
-			lo.want_preorder[w] = lo.want[w].preorder && pl->features->preorder;
-			dropped = dropped || (lo.want[w].preorder && !pl->features->preorder);
-		}
-		if (dropped) {
-			r = report(pl, CGF_REPORT_UNSUPPORTED, l->cgroup, l->direction, 0, 0, lp_pos(l),
-				   "preorder: the kernel lacks BPF_F_PREORDER; attached without it");
-			if (r < 0)
-				goto finish;
-		}
+		r = local_want(&lo);
+		if (r < 0)
+			return r;
 	}
-
-	if (!l->want)
-		r = plan_removal(&lo);
-	else if (l->want->mode != CGF_MODE_MULTI)
-		r = plan_single(&lo);
-	else if (h && h->n_entries > 0 && h->flags != CGF_ATTACH_MULTI) {
-		const struct cgf_actual_entry *f = first_foreign(h);
-		char buf[64];
-
-		if (f)
-			r = block(&lo, f->prog_id, "mode %s -> multi needs an empty list, and foreign program %s stays",
-				  cgf_mode_flags_to_string(h->flags), prog_words(f, buf, sizeof(buf)));
-		else
-			r = plan_mode_change(&lo);
-	} else
-		r = plan_multi(&lo);
+	r = plan_local(&lo);
 	if (r < 0)
-		goto finish;
-
-	if (l->kind != LP_BLOCKED) {
-		bool attaches = false;
-
-		for (size_t i = 0; i < lo.n_acts; i++)
-			attaches = attaches || lo.acts[i].kind == CGF_ACTION_ATTACH;
-		l->kind = lo.n_acts == 0 ? LP_NOOP : attaches ? LP_CHANGE : LP_REMOVAL;
-		l->acts = TAKE_PTR(lo.acts);
-		l->n_acts = lo.n_acts;
-		lo.n_acts = 0;
-	}
-	r = 0;
-
-finish:
-	actions_free(lo.acts, lo.n_acts);
-	free(lo.want_preorder);
-	free(lo.have_filter);
-	free(lo.have_identity);
-	return r;
+		return r;
+	lp_take_actions(l, &lo);
+	return 0;
 }
 
 /* ---- the hierarchy ------------------------------------------------------- */
@@ -1105,8 +1208,8 @@ static int check_hierarchy(struct planner *pl, struct lp *l) {
 		      cgf_direction_to_string(l->direction));
 }
 
-/* Foreign programs on lists we manage, and programs below a none of ours. */
-static int report_neighbours(struct planner *pl) {
+/* Foreign programs on lists we manage: left alone, and said so. */
+static int report_foreign(struct planner *pl) {
 	char buf[64];
 	int r;
 
@@ -1132,56 +1235,161 @@ static int report_neighbours(struct planner *pl) {
 				return r;
 		}
 	}
+	return 0;
+}
 
+/* Is p a none of ours, as it will be once the plan ran? */
+static bool ours_none_after(const struct lp *p) {
+	if (p->kind == LP_CHANGE)
+		return p->want->mode == CGF_MODE_NONE;
+	if (p->kind == LP_REMOVAL)
+		return false; /* it goes */
+	return p->have && p->have->n_entries == 1 && p->have->flags == 0 && p->have->entries[0].ours;
+}
+
+/* The programs of list c, which lies below p, a none of ours: a foreign
+ * one still overrides ours; one of ours that is not changed stays. */
+static int report_below_none(struct planner *pl, const struct lp *p, const struct lp *c) {
+	char buf[64];
+	int r;
+
+	for (size_t i = 0; i < c->have->n_entries; i++) {
+		const struct cgf_actual_entry *e = &c->have->entries[i];
+
+		if (!e->ours)
+			r = report(pl, CGF_REPORT_FOREIGN_BELOW_NONE, c->cgroup, c->direction, e->prog_id, 0, lp_pos(p),
+				   "foreign program %s lies below '%s', where ours has mode none: attached "
+				   "before ours, it still overrides ours here and below; it cannot be changed "
+				   "anymore, but can be cleared (detach it)",
+				   prog_words(e, buf, sizeof(buf)), p->cgroup);
+		else if (c->kind == LP_NOOP || c->kind == LP_BLOCKED)
+			r = report(pl, CGF_REPORT_OURS_BELOW_NONE, c->cgroup, c->direction, e->prog_id, 0, lp_pos(c),
+				   "our program %s lies below '%s', where ours has mode none: the kernel keeps "
+				   "it (it overrides '%s' here and below) but refuses any change (EPERM); "
+				   "left as it is",
+				   prog_words(e, buf, sizeof(buf)), p->cgroup, p->cgroup);
+		else
+			continue;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Foreign programs on lists we manage, and programs below a none of ours. */
+static int report_neighbours(struct planner *pl) {
+	int r;
+
+	r = report_foreign(pl);
+	if (r < 0)
+		return r;
 	for (size_t k = 0; k < pl->n_lps; k++) {
 		const struct lp *p = &pl->lps[pl->order[k]];
-		bool ours_none;
 
-		/* Our none, as it will be. */
-		if (p->kind == LP_CHANGE)
-			ours_none = p->want->mode == CGF_MODE_NONE;
-		else if (p->kind == LP_REMOVAL)
-			ours_none = false; /* it goes */
-		else
-			ours_none = p->have && p->have->n_entries == 1 && p->have->flags == 0 && p->have->entries[0].ours;
-		if (!ours_none)
+		if (!ours_none_after(p))
 			continue;
-
 		for (size_t j = 0; j < pl->n_lps; j++) {
 			const struct lp *c = &pl->lps[pl->order[j]];
 
 			if (c->direction != p->direction || !c->have || !cgf_cgroup_is_below(c->cgroup, p->cgroup))
 				continue;
-			for (size_t i = 0; i < c->have->n_entries; i++) {
-				const struct cgf_actual_entry *e = &c->have->entries[i];
-
-				if (!e->ours)
-					r = report(pl, CGF_REPORT_FOREIGN_BELOW_NONE, c->cgroup, c->direction, e->prog_id, 0,
-						   lp_pos(p),
-						   "foreign program %s lies below '%s', where ours has mode none: attached "
-						   "before ours, it still overrides ours here and below; it cannot be changed "
-						   "anymore, but can be cleared (detach it)",
-						   prog_words(e, buf, sizeof(buf)), p->cgroup);
-				else if (c->kind == LP_NOOP || c->kind == LP_BLOCKED)
-					r = report(pl, CGF_REPORT_OURS_BELOW_NONE, c->cgroup, c->direction, e->prog_id, 0,
-						   lp_pos(c),
-						   "our program %s lies below '%s', where ours has mode none: the kernel keeps "
-						   "it (it overrides '%s' here and below) but refuses any change (EPERM); "
-						   "left as it is",
-						   prog_words(e, buf, sizeof(buf)), p->cgroup, p->cgroup);
-				else
-					continue;
-				if (r < 0)
-					return r;
-			}
+			r = report_below_none(pl, p, c);
+			if (r < 0)
+				return r;
 		}
 	}
 	return 0;
 }
 
-/* ---- emission ------------------------------------------------------------ */
+/* ---- the steps of cgf_plan() ------------------------------------------ */
 
-static int emit(struct planner *pl, struct lp *l) {
+/* What the planner holds besides the plan: freed however cgf_plan() ends. */
+static void planner_done(struct planner *pl) {
+	for (size_t k = 0; k < pl->n_lps; k++) {
+		actions_free(pl->lps[k].acts, pl->lps[k].n_acts);
+		free(pl->lps[k].flush);
+	}
+	free(pl->lps);
+	free(pl->order);
+}
+
+static int add_lp(struct planner *pl, const char *cgroup, enum cgf_direction d, const struct cgf_desired_list *want,
+		  const struct cgf_actual_list *have) {
+	struct lp *l = array_append((void **) &pl->lps, pl->n_lps, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	*l = (struct lp) {
+		.cgroup = cgroup, .direction = d, .depth = cgf_cgroup_depth(cgroup), .want = want, .have = have,
+	};
+	pl->n_lps++;
+	return 0;
+}
+
+/* Merges the two sorted list arrays into one lp per (cgroup, direction). */
+static int merge(struct planner *pl, const struct cgf_desired *desired, const struct cgf_actual *actual) {
+	size_t i = 0, j = 0;
+	int r;
+
+	while (i < (desired ? desired->n_lists : 0) || j < (actual ? actual->n_lists : 0)) {
+		const struct cgf_desired_list *w = desired && i < desired->n_lists ? &desired->lists[i] : NULL;
+		const struct cgf_actual_list *h = actual && j < actual->n_lists ? &actual->lists[j] : NULL;
+		int c = !w ? 1 : !h ? -1 : cgf_list_key_compare(w->cgroup, w->direction, h->cgroup, h->direction);
+
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+		r = add_lp(pl, c <= 0 ? w->cgroup : h->cgroup, c <= 0 ? w->direction : h->direction,
+			   c <= 0 ? w : NULL, c >= 0 ? h : NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int compare_order(const void *a, const void *b, void *userdata) {
+	const struct planner *pl = userdata;
+	const struct lp *x = &pl->lps[*(const size_t *) a], *y = &pl->lps[*(const size_t *) b];
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return compare_lps(x, y);
+}
+
+/* pl->order: the lists, parents first. */
+static int order_parents_first(struct planner *pl) {
+	pl->order = calloc(pl->n_lps + 1, sizeof(*pl->order));
+	if (!pl->order)
+		return -ENOMEM;
+	for (size_t k = 0; k < pl->n_lps; k++)
+		pl->order[k] = k;
+	qsort_r_safe(pl->order, pl->n_lps, sizeof(*pl->order), compare_order, pl);
+	return 0;
+}
+
+/* 1. Analysis, parents first: a list's hierarchy check needs its
+ * ancestors' local plans. */
+static int analyse(struct planner *pl) {
+	int r;
+
+	for (size_t k = 0; k < pl->n_lps; k++) {
+		struct lp *l = &pl->lps[pl->order[k]];
+
+		r = plan_list(pl, l);
+		if (r < 0)
+			return r;
+		if (l->kind == LP_CHANGE) {
+			r = check_hierarchy(pl, l);
+			if (r < 0)
+				return r;
+		}
+	}
+	return report_neighbours(pl);
+}
+
+/* A list's actions, together and each with its revision; once. */
+static int emit_list(struct planner *pl, struct lp *l) {
 	struct cgf_plan *p = pl->plan;
 	size_t base = p->n_actions;
 	uint64_t rev = l->have ? l->have->revision : 0;
@@ -1204,33 +1412,61 @@ static int emit(struct planner *pl, struct lp *l) {
 	return 0;
 }
 
-static int compare_order(const void *a, const void *b, void *userdata) {
-	const struct planner *pl = userdata;
-	const struct lp *x = &pl->lps[*(const size_t *) a], *y = &pl->lps[*(const size_t *) b];
+/* A list that attaches, after the removals that must run before it. */
+static int emit_change(struct planner *pl, struct lp *l) {
+	int r;
 
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return compare_lps(x, y);
+	/* A none of ours above that leaves the policy goes first ... */
+	for (size_t f = l->n_flush; f > 0; f--) {
+		r = emit_list(pl, &pl->lps[l->flush[f - 1]]);
+		if (r < 0)
+			return r;
+	}
+	/* ... and below a new none, what leaves goes first, children first. */
+	if (l->want->mode == CGF_MODE_NONE)
+		for (size_t m = pl->n_lps; m > 0; m--) {
+			struct lp *c = &pl->lps[pl->order[m - 1]];
+
+			if (c->kind == LP_REMOVAL && c->direction == l->direction &&
+			    cgf_cgroup_is_below(c->cgroup, l->cgroup)) {
+				r = emit_list(pl, c);
+				if (r < 0)
+					return r;
+			}
+		}
+	return emit_list(pl, l);
 }
 
-static int add_lp(struct planner *pl, const char *cgroup, enum cgf_direction d, const struct cgf_desired_list *want,
-		  const struct cgf_actual_list *have) {
-	struct lp *l = array_append((void **) &pl->lps, pl->n_lps, sizeof(*l));
+/* 2. Emission: lists that attach parents first, then what only detaches,
+ * children first. */
+static int emit(struct planner *pl) {
+	int r;
 
-	if (!l)
-		return -ENOMEM;
-	*l = (struct lp) {
-		.cgroup = cgroup, .direction = d, .depth = cgf_cgroup_depth(cgroup), .want = want, .have = have,
-	};
-	pl->n_lps++;
+	for (size_t k = 0; k < pl->n_lps; k++) {
+		struct lp *l = &pl->lps[pl->order[k]];
+
+		if (l->kind != LP_CHANGE)
+			continue;
+		r = emit_change(pl, l);
+		if (r < 0)
+			return r;
+	}
+	for (size_t k = pl->n_lps; k > 0; k--) {
+		struct lp *l = &pl->lps[pl->order[k - 1]];
+
+		if (l->kind == LP_REMOVAL) {
+			r = emit_list(pl, l);
+			if (r < 0)
+				return r;
+		}
+	}
 	return 0;
 }
 
 int cgf_plan(const struct cgf_desired *desired, const struct cgf_actual *actual,
 	     const struct cgf_features *features, struct cgf_plan **ret) {
 	_cleanup_(cgf_plan_freep) struct cgf_plan *plan = NULL;
-	struct planner pl = { .features = features };
-	size_t i = 0, j = 0;
+	_cleanup_(planner_done) struct planner pl = { .features = features };
 	int r;
 
 	plan = calloc(1, sizeof(*plan));
@@ -1238,97 +1474,21 @@ int cgf_plan(const struct cgf_desired *desired, const struct cgf_actual *actual,
 		return -ENOMEM;
 	pl.plan = plan;
 
-	/* Merge the two sorted list arrays into one (cgroup, direction) each. */
-	while (i < (desired ? desired->n_lists : 0) || j < (actual ? actual->n_lists : 0)) {
-		const struct cgf_desired_list *w = desired && i < desired->n_lists ? &desired->lists[i] : NULL;
-		const struct cgf_actual_list *h = actual && j < actual->n_lists ? &actual->lists[j] : NULL;
-		int c = !w ? 1 : !h ? -1 : cgf_list_key_compare(w->cgroup, w->direction, h->cgroup, h->direction);
-
-		if (c <= 0)
-			i++;
-		if (c >= 0)
-			j++;
-		r = add_lp(&pl, c <= 0 ? w->cgroup : h->cgroup, c <= 0 ? w->direction : h->direction,
-			   c <= 0 ? w : NULL, c >= 0 ? h : NULL);
-		if (r < 0)
-			goto finish;
-	}
-
-	pl.order = calloc(pl.n_lps + 1, sizeof(*pl.order));
-	if (!pl.order) {
-		r = -ENOMEM;
-		goto finish;
-	}
-	for (size_t k = 0; k < pl.n_lps; k++)
-		pl.order[k] = k;
-	qsort_r_safe(pl.order, pl.n_lps, sizeof(*pl.order), compare_order, &pl);
-
-	/* 1. analysis, parents first */
-	for (size_t k = 0; k < pl.n_lps; k++) {
-		struct lp *l = &pl.lps[pl.order[k]];
-
-		r = plan_list(&pl, l);
-		if (r < 0)
-			goto finish;
-		if (l->kind == LP_CHANGE) {
-			r = check_hierarchy(&pl, l);
-			if (r < 0)
-				goto finish;
-		}
-	}
-	r = report_neighbours(&pl);
+	r = merge(&pl, desired, actual);
 	if (r < 0)
-		goto finish;
-
-	/* 2. emission */
-	for (size_t k = 0; k < pl.n_lps; k++) {
-		struct lp *l = &pl.lps[pl.order[k]];
-
-		if (l->kind != LP_CHANGE)
-			continue;
-		/* A none of ours above that leaves the policy goes first ... */
-		for (size_t f = l->n_flush; f > 0; f--) {
-			r = emit(&pl, &pl.lps[l->flush[f - 1]]);
-			if (r < 0)
-				goto finish;
-		}
-		/* ... and below a new none, what leaves goes first, children first. */
-		if (l->want->mode == CGF_MODE_NONE)
-			for (size_t m = pl.n_lps; m > 0; m--) {
-				struct lp *c = &pl.lps[pl.order[m - 1]];
-
-				if (c->kind == LP_REMOVAL && c->direction == l->direction &&
-				    cgf_cgroup_is_below(c->cgroup, l->cgroup)) {
-					r = emit(&pl, c);
-					if (r < 0)
-						goto finish;
-				}
-			}
-		r = emit(&pl, l);
-		if (r < 0)
-			goto finish;
-	}
-	for (size_t k = pl.n_lps; k > 0; k--) {
-		struct lp *l = &pl.lps[pl.order[k - 1]];
-
-		if (l->kind == LP_REMOVAL) {
-			r = emit(&pl, l);
-			if (r < 0)
-				goto finish;
-		}
-	}
+		return r;
+	r = order_parents_first(&pl);
+	if (r < 0)
+		return r;
+	r = analyse(&pl);
+	if (r < 0)
+		return r;
+	r = emit(&pl);
+	if (r < 0)
+		return r;
 
 	*ret = TAKE_PTR(plan);
-	r = 0;
-
-finish:
-	for (size_t k = 0; k < pl.n_lps; k++) {
-		actions_free(pl.lps[k].acts, pl.lps[k].n_acts);
-		free(pl.lps[k].flush);
-	}
-	free(pl.lps);
-	free(pl.order);
-	return r;
+	return 0;
 }
 
 /* ---- formatting ---------------------------------------------------------- */
