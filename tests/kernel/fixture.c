@@ -215,6 +215,19 @@ struct prog *fixture_prog(struct fixture *f, const char *name)
 	return fixture_prog_ex(f, name, 1, false);
 }
 
+void fixture_prog_unload(struct fixture *f, const char *name)
+{
+	for (int i = 0; i < f->nprogs; i++) {
+		struct prog *p = &f->progs[i];
+
+		if (strcmp(p->name, name) != 0 || !p->skel)
+			continue;
+		cgf_recorder__destroy(p->skel);
+		p->skel = NULL;
+		p->fd = p->ingress_fd = -1;
+	}
+}
+
 const char *fixture_name_of_id(const struct fixture *f, uint32_t id, char *buf, size_t size)
 {
 	for (int i = 0; i < f->nprogs; i++)
@@ -230,6 +243,28 @@ const char *fixture_name_of_tag(const struct fixture *f, uint32_t tag, char *buf
 		return f->progs[tag - 1].name;
 	snprintf(buf, size, "tag:%u", tag);
 	return buf;
+}
+
+void fixture_names_of_ids(const struct fixture *f, const uint32_t *ids, uint32_t n, char *buf, size_t size)
+{
+	size_t off = 0;
+	char tmp[32];
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && off < size; i++)
+		off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "," : "",
+					fixture_name_of_id(f, ids[i], tmp, sizeof(tmp)));
+}
+
+void fixture_names_of_tags(const struct fixture *f, const uint32_t *tags, int n, char *buf, size_t size)
+{
+	size_t off = 0;
+	char tmp[32];
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && off < size; i++)
+		off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "," : "",
+					fixture_name_of_tag(f, tags[i], tmp, sizeof(tmp)));
 }
 
 static int reset_record(struct fixture *f)

@@ -59,10 +59,18 @@ void fixture_fini(struct fixture *f);
  */
 struct prog *fixture_prog_ex(struct fixture *f, const char *name, uint32_t verdict, bool ingress);
 struct prog *fixture_prog(struct fixture *f, const char *name);
+/*
+ * Closes the program's file descriptors, so that the kernel frees it once
+ * nothing else holds it (a leak check); its name and tag stay taken.
+ */
+void fixture_prog_unload(struct fixture *f, const char *name);
 
 /* "name" of a prog id or tag, "id:N" / "tag:N" for strangers. */
 const char *fixture_name_of_id(const struct fixture *f, uint32_t id, char *buf, size_t size);
 const char *fixture_name_of_tag(const struct fixture *f, uint32_t tag, char *buf, size_t size);
+/* "a,b,c": the names of a query's ids, or of the tags a datagram ran. */
+void fixture_names_of_ids(const struct fixture *f, const uint32_t *ids, uint32_t n, char *buf, size_t size);
+void fixture_names_of_tags(const struct fixture *f, const uint32_t *tags, int n, char *buf, size_t size);
 
 /* Sends one datagram from a child process inside the cgroup at `path`. */
 int fixture_traffic(struct fixture *f, const char *path, struct traffic *ret);
