@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -136,28 +135,6 @@ static uint32_t pid_of(struct tcase *t, const char *prog)
 	struct prog *p = fixture_prog(t->f, prog);
 
 	return p ? p->id : 0;
-}
-
-static void ids_to_names(const struct fixture *f, const uint32_t *ids, uint32_t n, char *buf, size_t size)
-{
-	size_t off = 0;
-	char tmp[32];
-
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < n && off < size; i++)
-		off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "," : "",
-					fixture_name_of_id(f, ids[i], tmp, sizeof(tmp)));
-}
-
-static void tags_to_names(const struct fixture *f, const uint32_t *tags, int n, char *buf, size_t size)
-{
-	size_t off = 0;
-	char tmp[32];
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && off < size; i++)
-		off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "," : "",
-					fixture_name_of_tag(f, tags[i], tmp, sizeof(tmp)));
 }
 
 static bool same_list(const struct cgbpf_query *a, const struct cgbpf_query *b)
@@ -282,12 +259,12 @@ static void expect_runs(struct tcase *t, const char *cg, const char *want)
 	int i = cg_index(t, cg), r;
 
 	r = cgbpf_prog_query(cgfd(t, cg), EGRESS, BPF_F_QUERY_EFFECTIVE, &q);
-	ids_to_names(t->f, q.ids, q.count, got, sizeof(got));
+	fixture_names_of_ids(t->f, q.ids, q.count, got, sizeof(got));
 	if (!report_check(r == 0 && strcmp(got, want) == 0, "%s: /%s effective = [%s]", t->name, cg, want))
 		report_detail("query %s: [%s]", report_errno(r), got);
 
 	r = i < 0 ? -ENOENT : fixture_traffic(t->f, t->cg[i].path, &tr);
-	tags_to_names(t->f, tr.tags, tr.n, got, sizeof(got));
+	fixture_names_of_tags(t->f, tr.tags, tr.n, got, sizeof(got));
 	if (!report_check(r == 0 && strcmp(got, want) == 0 && tr.delivered,
 			  "%s: /%s traffic ran [%s] and passed", t->name, cg, want))
 		report_detail("traffic %s: ran [%s], %s", report_errno(r), got,
@@ -313,7 +290,7 @@ static void expect_list(struct tcase *t, const char *cg, const char *want, uint6
 
 	snprintf(rev_str, sizeof(rev_str), ", revision %llu", (unsigned long long)rev);
 	r = cgbpf_prog_query(cgfd(t, cg), EGRESS, 0, &q);
-	ids_to_names(t->f, q.ids, q.count, got, sizeof(got));
+	fixture_names_of_ids(t->f, q.ids, q.count, got, sizeof(got));
 	if (!report_check(r == 0 && strcmp(got, want) == 0 && (!check_rev || q.revision == rev),
 			  "%s: /%s list = [%s]%s", t->name, cg, want, check_rev ? rev_str : ""))
 		report_detail("query %s: [%s] revision %llu", report_errno(r), got, (unsigned long long)q.revision);
@@ -547,7 +524,7 @@ static void old_drop_runs_all(struct fixture *f)
 		expect_attach(&t, "P", "drop", AO(.flags = MU), 0);
 		expect_attach(&t, "P/Q", "Y", AO(.flags = MU), 0);
 		r = fixture_traffic(f, t.cg[1].path, &tr);
-		tags_to_names(f, tr.tags, tr.n, got, sizeof(got));
+		fixture_names_of_tags(f, tr.tags, tr.n, got, sizeof(got));
 		if (!report_check(r == 0 && strcmp(got, "Y,X,drop") == 0 && !tr.delivered,
 				  "drop: /P/Q ran [Y,X,drop] and the datagram was dropped"))
 			report_detail("traffic %s: ran [%s], %s", report_errno(r), got,
@@ -1284,110 +1261,6 @@ out:
 	tcase_end(&t);
 }
 
-/* ---- both kernels: BPF_LINK_UPDATE after a detach that ran out of memory */
-
-#define FAIL_NTH	"/proc/thread-self/fail-nth"
-#define FAILSLAB_GFP	"/sys/kernel/debug/failslab/ignore-gfp-wait"
-
-static int write_str(int fd, const char *s)
-{
-	return pwrite(fd, s, strlen(s), 0) == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
-/* What is left of fail-nth: 0 once the fault was injected. */
-static int fail_nth_left(int fd)
-{
-	char buf[32] = "";
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	return n > 0 ? atoi(buf) : -EIO;
-}
-
-/*
- * The reproducer of patch 1: list [A, L] with L a link running P; the
- * detach of A fails at its k-th allocation (fail-nth), so that
- * purge_effective_progs() leaves a dummy in A's slot; then L is updated
- * to Q.  Unfixed, the update writes Q into the dummy's slot and P keeps
- * running after the link dropped it: the cgroup runs [Q,P].  Fixed: [Q].
- * Every k is tried until the detach no longer reaches the k-th fault
- * point.  It needs fail-nth (CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and
- * debugfs, to let GFP_KERNEL allocations fail); without it, it says so
- * loudly and counts neither as passed nor as failed.
- */
-static void link_update_after_enomem_detach(struct fixture *f)
-{
-	int injected = 0, wrong = 0, nth_fd = -1, gfp_fd = -1;
-	char path[PATH_MAX], rel[64], got[256];
-	struct tcase t;
-	bool tried_all = false;
-
-	if (access(FAILSLAB_GFP, W_OK) != 0)
-		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	nth_fd = open(FAIL_NTH, O_RDWR | O_CLOEXEC);
-	gfp_fd = open(FAILSLAB_GFP, O_WRONLY | O_CLOEXEC);
-	if (nth_fd < 0 || gfp_fd < 0) {
-		report_note("link-update-enomem: NOT RUN, neither passed nor failed: %s is missing, this kernel "
-			    "has no fault injection (CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB, debugfs); the "
-			    "reproducer of the link-update fix needs a kernel with fail-nth",
-			    nth_fd < 0 ? FAIL_NTH : FAILSLAB_GFP);
-		goto close_fds;
-	}
-	if (!TCASE(f, &t, "link-update-enomem", "x"))
-		goto out;
-	if (!report_check(write_str(gfp_fd, "N") == 0, "link-update-enomem: failslab: GFP_KERNEL may fail"))
-		goto out;
-	for (int k = 1; k <= 64 && !tried_all; k++) {
-		int cg, link, a_fd = pfd(&t, "A"), r, left;
-		struct cgbpf_query q;
-		char nth[16];
-
-		snprintf(rel, sizeof(rel), "%s/x/k%d", t.name, k);
-		if (fixture_mkcg(f, rel, path, sizeof(path)) < 0 || (cg = fixture_open_cg(path)) < 0) {
-			report_fail("link-update-enomem: set-up: cgroup %s", rel);
-			break;
-		}
-		link = -1;
-		if (cgbpf_prog_attach(cg, a_fd, EGRESS, AO(.flags = MU)) < 0 ||
-		    (link = cgbpf_link_create(pfd(&t, "P"), cg, EGRESS, NULL)) < 0) {
-			report_fail("link-update-enomem: set-up: attach A and link P to %s", rel);
-			close(cg);
-			break;
-		}
-		snprintf(nth, sizeof(nth), "%d", k);
-		r = write_str(nth_fd, nth);
-		if (r == 0)
-			r = cgbpf_prog_detach(cg, a_fd, EGRESS, NULL);
-		left = fail_nth_left(nth_fd);
-		write_str(nth_fd, "0");
-		if (left != 0) {
-			tried_all = true;	/* the detach has fewer than k fault points */
-		} else if (r == 0) {
-			injected++;
-			r = bpf_link_update(link, pfd(&t, "Q"), NULL);
-			cgbpf_prog_query(cg, EGRESS, BPF_F_QUERY_EFFECTIVE, &q);
-			ids_to_names(f, q.ids, q.count, got, sizeof(got));
-			if (r != 0 || strcmp(got, "Q") != 0) {
-				wrong++;
-				report_fail("link-update-enomem: detach A with a fault at point %d, then update P -> Q: "
-					    "update %s, the cgroup runs [%s], want [Q]", k, report_errno(r), got);
-			}
-		}
-		close(link);
-		close(cg);
-	}
-	report_check(tried_all && injected > 0 && wrong == 0,
-		     "link-update-enomem: after a detach with a fault at each of its fault points (%d), "
-		     "the link update leaves [Q] running", injected);
-out:
-	write_str(gfp_fd, "Y");
-	tcase_end(&t);
-close_fds:
-	if (nth_fd >= 0)
-		close(nth_fd);
-	if (gfp_fd >= 0)
-		close(gfp_fd);
-}
-
 void cases_run(struct fixture *f)
 {
 	seed_example_1(f);
@@ -1402,7 +1275,6 @@ void cases_run(struct fixture *f)
 	query_short_attr(f);
 	query_enospc(f);
 	detach_with_replace_fd(f);
-	link_update_after_enomem_detach(f);
 	if (!f->patched) {
 		baseline_refuses_new_api(f);
 		return;

@@ -6,5 +6,14 @@
 /* The directed cases (a)-(d); which run depends on f->patched. */
 void cases_run(struct fixture *f);
 
+/* The fault sweeps (f), on both kernels: every allocation made to fail. */
+void faults_run(struct fixture *f);
+
+/* The races (g), patched kernel: anchors that go away during an attach. */
+void races_run(struct fixture *f);
+
+/* The BPF_LSM_CGROUP cases (h): need BTF and the BPF LSM (the debug kernel). */
+void lsm_run(struct fixture *f);
+
 /* The randomized model test (e): `ops` operations from `seed`. */
 void fuzz_run(struct fixture *f, uint64_t seed, unsigned ops);
