@@ -3,7 +3,7 @@
  * cgbpf-test: kernel tests of the cgroup-bpf attach API series.
  *
  *   cgbpf-test --kernel patched|baseline [--only cases|random]
- *              [--seed N] [--ops N]
+ *              [--seed N] [--ops N] [--lsm]
  *
  * Runs in the guest as root (tests/vm/kernel-api.test); it loads and
  * attaches BPF programs and creates cgroups under
@@ -15,7 +15,13 @@
  * the spec (docs/cgroup-bpf-uapi.md), "baseline" expects
  * Debian's 6.1 as shipped (old flags work, every new one is -EINVAL).
  * --seed replays the randomized model test (default: time-based);
- * --ops sets its length (default 10000).
+ * --ops sets its length (default 10000).  --lsm adds the BPF_LSM_CGROUP
+ * cases, which need a kernel with BTF and the BPF LSM (the debug
+ * kernel; tests/vm/kernel-api.test passes it there).
+ *
+ * The cases: the directed ones (cases.c), the fault sweeps (faults.c,
+ * both kernels), the races (races.c, patched) and the BPF_LSM_CGROUP
+ * cases (lsm.c), then the randomized model test (fuzz.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,13 +39,15 @@ struct options {
 	bool patched;
 	bool cases;
 	bool random;
+	bool lsm;
 	uint64_t seed;
 	unsigned ops;
 };
 
 static int usage(void)
 {
-	fputs("usage: cgbpf-test --kernel patched|baseline [--only cases|random] [--seed N] [--ops N]\n", stderr);
+	fputs("usage: cgbpf-test --kernel patched|baseline [--only cases|random] [--seed N] [--ops N] [--lsm]\n",
+	      stderr);
 	return 2;
 }
 
@@ -50,6 +58,7 @@ static int parse_options(int argc, char **argv, struct options *ret)
 		{ "only", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "ops", required_argument, NULL, 'n' },
+		{ "lsm", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -78,6 +87,9 @@ static int parse_options(int argc, char **argv, struct options *ret)
 			if (errno || *end || end == optarg)
 				return -EINVAL;
 			have_seed = true;
+			break;
+		case 'l':
+			o.lsm = true;
 			break;
 		case 'n':
 			errno = 0;
@@ -119,8 +131,17 @@ int main(int argc, char **argv)
 		return report_finish();
 	}
 	if (fixture_init(&f, o.patched) == 0) {
-		if (o.cases)
+		if (o.cases) {
 			cases_run(&f);
+			faults_run(&f);
+			if (f.patched)
+				races_run(&f);
+			if (o.lsm)
+				lsm_run(&f);
+			else
+				report_note("lsm-cgroup: not this kernel's: the BPF_LSM_CGROUP cases need BTF and the "
+					    "BPF LSM, which the debug kernel has (scripts/vm --kernel debug)");
+		}
 		if (o.random)
 			fuzz_run(&f, o.seed, o.ops);
 	}
