@@ -387,6 +387,13 @@ int cgf_kernel_effective(struct cgf_kernel *k, const char *cgroup, enum cgf_dire
 		if (!ids)
 			return -ENOMEM;
 		r = cgbpf_prog_query_buf(fd, type, BPF_F_QUERY_EFFECTIVE, ids, NULL, capacity, &head);
+		/*
+		 * -ENOSPC with a count that fits is not a shortage: a kernel
+		 * without the series' patch 2 says so whenever the array ends
+		 * in a dummy left by a low-memory detach, and all ids are there.
+		 */
+		if (r == -ENOSPC && head.count <= capacity)
+			r = 0;
 		if (r == -ENOSPC)
 			continue;
 		if (r < 0)

@@ -19,9 +19,11 @@
  * and at the end no reference leaked: every link and every program the
  * sweeps used is gone once its last file descriptor is closed.
  *
- * Plus the reproducer of the series' first patch (the link update that
- * followed a detach that ran out of memory), which must show the bug on
- * the baseline kernel and not on the patched one.
+ * Plus the reproducers of the series' two fixes, each of which must show
+ * its bug on the baseline kernel and not on the patched one: patch 1,
+ * the link update that followed a detach that ran out of memory; patch
+ * 2, the effective query of an array that such a detach left ending in
+ * a dummy (-ENOSPC with room for every id; the sweeps above count it).
  *
  * On the debug kernel (KASAN, lockdep) the same sweeps also run under
  * the checkers; tests/vm/kernel-api.test reads the kernel log after.
@@ -58,9 +60,12 @@
 enum { CG_P, CG_C, CG_G, N_CG };
 static const char *const cg_names[N_CG] = { "P", "P/C", "P/C/G" };
 
+struct faults;
+
 /* One tree for one try of one operation. */
 struct tree {
 	struct fixture *f;
+	struct faults *z;
 	char dir[PATH_MAX];
 	char path[N_CG][PATH_MAX];
 	int cg[N_CG];
@@ -72,6 +77,8 @@ struct tree {
 struct faults {
 	struct fixture *f;
 	int nth_fd;
+	/* Effective queries that said -ENOSPC with room to spare (patch 2). */
+	int spurious_enospc;
 	uint32_t link_ids[MAX_LINKS_SEEN];
 	int nlink_ids;
 };
@@ -83,9 +90,10 @@ static int pfd(struct fixture *f, const char *name)
 	return p ? p->fd : -1;
 }
 
+/* write(), not pwrite(): failslab's debugfs numbers are nonseekable files. */
 static int write_str(int fd, const char *s)
 {
-	return pwrite(fd, s, strlen(s), 0) == (ssize_t)strlen(s) ? 0 : -errno;
+	return write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
 }
 
 /* What is left of fail-nth: 0 once the fault was injected. */
@@ -117,6 +125,7 @@ static int tree_build(struct faults *z, struct tree *t, const char *op, const ch
 
 	memset(t, 0, sizeof(*t));
 	t->f = z->f;
+	t->z = z;
 	t->link_p = t->link_g = t->link_new = -1;
 	for (int i = 0; i < N_CG; i++)
 		t->cg[i] = -1;
@@ -153,6 +162,22 @@ static int tree_build(struct faults *z, struct tree *t, const char *op, const ch
 	return r < 0 ? r : 0;
 }
 
+/*
+ * BPF_F_QUERY_EFFECTIVE of cgroup i.  A kernel without the series' patch
+ * 2 answers -ENOSPC, all ids given, when the array ends in a dummy: that
+ * is counted (and checked once at the end), not taken for a failure.
+ */
+static int query_effective(struct tree *t, int i, struct cgbpf_query *e)
+{
+	int r = cgbpf_prog_query(t->cg[i], EGRESS, BPF_F_QUERY_EFFECTIVE, e);
+
+	if (r == -ENOSPC && e->count <= CGBPF_MAX_QUERY) {
+		t->z->spurious_enospc++;
+		r = 0;
+	}
+	return r;
+}
+
 /* Every cgroup: mode, revision, own list, effective array, what ran. */
 static int tree_snapshot(struct tree *t, char *buf, size_t size)
 {
@@ -169,11 +194,13 @@ static int tree_snapshot(struct tree *t, char *buf, size_t size)
 			continue;	/* a tree of P alone */
 		r = cgbpf_prog_query(t->cg[i], EGRESS, 0, &q);
 		if (r == 0)
-			r = cgbpf_prog_query(t->cg[i], EGRESS, BPF_F_QUERY_EFFECTIVE, &e);
+			r = query_effective(t, i, &e);
 		if (r == 0)
 			r = fixture_traffic(t->f, t->path[i], &tr);
-		if (r < 0)
+		if (r < 0) {
+			snprintf(buf, size, "%s: %s", cg_names[i], report_errno(r));
 			return r;
+		}
 		fixture_names_of_ids(t->f, q.ids, q.count, list, sizeof(list));
 		fixture_names_of_ids(t->f, e.ids, e.count, eff, sizeof(eff));
 		fixture_names_of_tags(t->f, tr.tags, tr.n, ran, sizeof(ran));
@@ -196,7 +223,7 @@ static bool tree_quiet(struct tree *t, char *why, size_t size)
 
 		if (t->cg[i] < 0)
 			continue;
-		r = cgbpf_prog_query(t->cg[i], EGRESS, BPF_F_QUERY_EFFECTIVE, &q);
+		r = query_effective(t, i, &q);
 		if (r == 0)
 			r = fixture_traffic(t->f, t->path[i], &tr);
 		if (r < 0 || q.count || tr.n || !tr.delivered) {
@@ -369,7 +396,7 @@ static void sweep(struct faults *z, const struct fault_op *op)
 		}
 		injected++;
 		if (tree_snapshot(&t, after, sizeof(after)) < 0) {
-			report_fail("%s: the tree cannot be read after it", what);
+			report_fail("%s: the tree cannot be read after it (op %s; %s)", what, report_errno(r), after);
 		} else if (r < 0) {
 			failed++;
 			if (!report_check(r == -ENOMEM && strcmp(after, before) == 0, "%s: -ENOMEM, nothing changed",
@@ -451,6 +478,7 @@ static void link_update_after_enomem_detach(struct faults *z)
 		snprintf(what, sizeof(what), "link-update-enomem: fault at allocation %d", k);
 		memset(&t, 0, sizeof(t));
 		t.f = z->f;
+		t.z = z;
 		t.link_p = t.link_g = t.link_new = -1;
 		for (int i = 0; i < N_CG; i++)
 			t.cg[i] = -1;
@@ -536,6 +564,15 @@ void faults_run(struct fixture *f)
 		if (f->patched || !fault_ops[i].patched_only)
 			sweep(&z, &fault_ops[i]);
 	link_update_after_enomem_detach(&z);
+	if (f->patched)
+		report_check(z.spurious_enospc == 0,
+			     "faults: no effective query said -ENOSPC with room for every id (patch 2; %d did)",
+			     z.spurious_enospc);
+	else
+		report_check(z.spurious_enospc > 0,
+			     "faults: without patch 2 (baseline) %d effective queries of an array ending in a dummy "
+			     "said -ENOSPC with room for every id",
+			     z.spurious_enospc);
 	check_no_leak(&z);
 out:
 	if (gfp_fd >= 0) {
