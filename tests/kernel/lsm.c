@@ -35,7 +35,7 @@
 
 #define LSM BPF_LSM_CGROUP
 #define MU BPF_F_ALLOW_MULTI
-#define LSM_MAX_PROGS 8
+#define LSM_MAX_PROGS 16
 #define LSM_RECORD_MAX 64	/* RECORD_MAX in lsm-recorder.bpf.c */
 
 #define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
@@ -192,6 +192,15 @@ static void expect_bind_runs(struct lsm *l, const char *what, const char *path, 
 		report_detail("bind %s: ran [%s]", report_errno(r), ran);
 }
 
+/* An attach that must succeed, with the errno when it does not. */
+static void expect_attach_ok(const char *what, int cg, struct lsm_prog *p, const struct cgbpf_attach_opts *o)
+{
+	int r = cgbpf_prog_attach(cg, p->fd, LSM, o);
+
+	if (!report_check(r == 0, "%s -> 0", what))
+		report_detail("got %s", report_errno(r));
+}
+
 static void lsm_positions(struct lsm *l)
 {
 	struct lsm_prog *a = lsm_load(l, "L1"), *b = lsm_load(l, "L2"), *c = lsm_load(l, "L3"), *d = lsm_load(l, "L4");
@@ -202,21 +211,21 @@ static void lsm_positions(struct lsm *l)
 		report_fail("lsm-order: set-up");
 		return;
 	}
-	report_check(cgbpf_prog_attach(cg, a->fd, LSM, AO(.flags = MU)) == 0, "lsm-order: attach L1");
-	report_check(cgbpf_prog_attach(cg, b->fd, LSM, AO(.flags = MU | BPF_F_BEFORE, .relative = (uint32_t)a->fd)) == 0,
-		     "lsm-order: attach L2 BEFORE L1 (fd)");
-	report_check(cgbpf_prog_attach(cg, c->fd, LSM, AO(.flags = MU | BPF_F_AFTER | BPF_F_ID, .relative = a->id)) == 0,
-		     "lsm-order: attach L3 AFTER L1 (id)");
+	expect_attach_ok("lsm-order: attach L1", cg, a, AO(.flags = MU));
+	expect_attach_ok("lsm-order: attach L2 BEFORE L1 (fd)", cg, b,
+			 AO(.flags = MU | BPF_F_BEFORE, .relative = (uint32_t)a->fd));
+	expect_attach_ok("lsm-order: attach L3 AFTER L1 (id)", cg, c,
+			 AO(.flags = MU | BPF_F_AFTER | BPF_F_ID, .relative = a->id));
 	expect_lsm_list(l, "lsm-order", cg, "L2,L1,L3", MU);
 	expect_bind_runs(l, "lsm-order", path, "L2,L1,L3");
 
 	/* Three attaches to the socket_bind list: its revision is 3. */
 	r = cgbpf_prog_attach(cg, d->fd, LSM, AO(.flags = MU, .expected_revision = 1));
-	report_check(r == -ESTALE, "lsm-revision: attach L4 with expected_revision 1 (the list is at 3) -> -ESTALE");
+	if (!report_check(r == -ESTALE, "lsm-revision: attach L4 with expected_revision 1 (the list is at 3) -> -ESTALE"))
+		report_detail("got %s", report_errno(r));
 	expect_lsm_list(l, "lsm-revision: after -ESTALE", cg, "L2,L1,L3", MU);
-	r = cgbpf_prog_attach(cg, d->fd, LSM, AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = b->id,
-						  .expected_revision = 3));
-	report_check(r == 0, "lsm-revision: attach L4 BEFORE L2 with expected_revision 3 -> 0");
+	expect_attach_ok("lsm-revision: attach L4 BEFORE L2 with expected_revision 3", cg, d,
+			 AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = b->id, .expected_revision = 3));
 	expect_bind_runs(l, "lsm-revision", path, "L4,L2,L1,L3");
 	report_check(cgbpf_prog_attach(cg, a->fd, LSM, AO(.flags = MU)) == -EEXIST,
 		     "lsm-order: attaching L1 again -> -EEXIST");
@@ -240,10 +249,9 @@ static void lsm_preorder(struct lsm *l)
 		report_fail("lsm-preorder: set-up");
 		return;
 	}
-	report_check(cgbpf_prog_attach(pcg, p->fd, LSM, AO(.flags = MU | BPF_F_PREORDER)) == 0,
-		     "lsm-preorder: attach Lp PREORDER to the parent");
-	report_check(cgbpf_prog_attach(pcg, q->fd, LSM, AO(.flags = MU)) == 0, "lsm-preorder: attach Lq to the parent");
-	report_check(cgbpf_prog_attach(ccg, c->fd, LSM, AO(.flags = MU)) == 0, "lsm-preorder: attach Lc to the child");
+	expect_attach_ok("lsm-preorder: attach Lp PREORDER to the parent", pcg, p, AO(.flags = MU | BPF_F_PREORDER));
+	expect_attach_ok("lsm-preorder: attach Lq to the parent", pcg, q, AO(.flags = MU));
+	expect_attach_ok("lsm-preorder: attach Lc to the child", ccg, c, AO(.flags = MU));
 	/* Upstream reports the mode in prog_attach_flags, not PREORDER. */
 	expect_lsm_list(l, "lsm-preorder: parent", pcg, "Lp,Lq", MU);
 	expect_bind_runs(l, "lsm-preorder: child", child, "Lp,Lc,Lq");
@@ -265,10 +273,12 @@ static void lsm_links(struct lsm *l)
 		return;
 	}
 	l1 = cgbpf_link_create(a->fd, cg, LSM, NULL);
-	report_check(l1 >= 0, "lsm-link: link Lk1");
+	if (!report_check(l1 >= 0, "lsm-link: link Lk1"))
+		report_detail("got %s", report_errno(l1));
 	if (l1 >= 0)
 		l2 = cgbpf_link_create(b->fd, cg, LSM, LO(.flags = BPF_F_BEFORE | BPF_F_LINK, .relative = (uint32_t)l1));
-	report_check(l2 >= 0, "lsm-link: link Lk2 BEFORE link Lk1");
+	if (!report_check(l2 >= 0, "lsm-link: link Lk2 BEFORE link Lk1"))
+		report_detail("got %s", report_errno(l2));
 	expect_lsm_list(l, "lsm-link", cg, "Lk2,Lk1", MU);
 	expect_bind_runs(l, "lsm-link", path, "Lk2,Lk1");
 	if (l2 >= 0)
