@@ -5,7 +5,8 @@
  * by the program's hook rather than by the attach type alone.
  *
  *  - positions: BEFORE / AFTER a program anchor (by fd and by id),
- *  - revision: -ESTALE for a stale expected_revision, as on cgroup_skb;
+ *  - revision: -ESTALE for a stale expected_revision, as on cgroup_skb
+ *    (a new cgroup's lists start at 1);
  *    the query reports revision 0, since BPF_LSM_CGROUP spans one list
  *    per hook (upstream's __cgroup_bpf_query()),
  *  - the query's prog_attach_flags: the list's mode, never PREORDER,
@@ -219,16 +220,18 @@ static void lsm_positions(struct lsm *l)
 	expect_lsm_list(l, "lsm-order", cg, "L2,L1,L3", MU);
 	expect_bind_runs(l, "lsm-order", path, "L2,L1,L3");
 
-	/* Three attaches to the socket_bind list: its revision is 3. */
-	r = cgbpf_prog_attach(cg, d->fd, LSM, AO(.flags = MU, .expected_revision = 1));
-	if (!report_check(r == -ESTALE, "lsm-revision: attach L4 with expected_revision 1 (the list is at 3) -> -ESTALE"))
+	/* A cgroup's lists start at revision 1; three attaches: 4. */
+	r = cgbpf_prog_attach(cg, d->fd, LSM, AO(.flags = MU, .expected_revision = 3));
+	if (!report_check(r == -ESTALE, "lsm-revision: attach L4 with expected_revision 3 (the list is at 4) -> -ESTALE"))
 		report_detail("got %s", report_errno(r));
 	expect_lsm_list(l, "lsm-revision: after -ESTALE", cg, "L2,L1,L3", MU);
-	expect_attach_ok("lsm-revision: attach L4 BEFORE L2 with expected_revision 3", cg, d,
-			 AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = b->id, .expected_revision = 3));
+	expect_attach_ok("lsm-revision: attach L4 BEFORE L2 with expected_revision 4", cg, d,
+			 AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = b->id, .expected_revision = 4));
 	expect_bind_runs(l, "lsm-revision", path, "L4,L2,L1,L3");
-	report_check(cgbpf_prog_attach(cg, a->fd, LSM, AO(.flags = MU)) == -EEXIST,
-		     "lsm-order: attaching L1 again -> -EEXIST");
+	/* The same program twice in one list: -EINVAL, as upstream. */
+	r = cgbpf_prog_attach(cg, a->fd, LSM, AO(.flags = MU));
+	if (!report_check(r == -EINVAL, "lsm-order: attaching L1 again -> -EINVAL"))
+		report_detail("got %s", report_errno(r));
 
 	cgbpf_prog_detach(cg, a->fd, LSM, NULL);
 	cgbpf_prog_detach(cg, b->fd, LSM, NULL);
