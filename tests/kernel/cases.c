@@ -34,8 +34,6 @@
 #include "cases.h"
 #include "report.h"
 
-#define EGRESS BPF_CGROUP_INET_EGRESS
-#define MU BPF_F_ALLOW_MULTI
 #define OV BPF_F_ALLOW_OVERRIDE
 #define PRE BPF_F_PREORDER
 #define OFFSETOFEND(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
@@ -57,9 +55,6 @@ struct tcase {
 	int links[TCASE_MAX_LINKS];
 };
 
-#define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
-#define DO(...) (&(struct cgbpf_detach_opts){ .sz = sizeof(struct cgbpf_detach_opts), __VA_ARGS__ })
-#define LO(...) (&(struct cgbpf_link_opts){ .sz = sizeof(struct cgbpf_link_opts), __VA_ARGS__ })
 
 /* Creates <base>/<name> and the cgroups `rels` below it. */
 static bool tcase_begin(struct fixture *f, struct tcase *t, const char *name, const char *const *rels)
@@ -125,9 +120,7 @@ static int cgfd(const struct tcase *t, const char *rel)
 
 static int pfd(struct tcase *t, const char *prog)
 {
-	struct prog *p = fixture_prog(t->f, prog);
-
-	return p ? p->fd : -1;
+	return fixture_prog_fd(t->f, prog);
 }
 
 static uint32_t pid_of(struct tcase *t, const char *prog)
@@ -1015,14 +1008,6 @@ static int xdp_link_on_lo(void)
 	return link;
 }
 
-static uint32_t prog_id_of_fd(int fd)
-{
-	struct bpf_prog_info info = {};
-	uint32_t len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
-}
-
 /*
  * A program anchor is the entry of that program attached directly, a
  * link anchor the entry of that link; the first match decides; what is
@@ -1065,7 +1050,7 @@ static void anchors_as_upstream(struct fixture *f)
 	other = load_socket_filter();
 	if (report_check(other >= 0, "anchors-upstream: load a socket filter")) {
 		expect_attach(&t, "a", "r", AO(.flags = MU | BPF_F_BEFORE, .relative = (uint32_t)other), -ENOENT);
-		expect_attach(&t, "a", "r", AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = prog_id_of_fd(other)),
+		expect_attach(&t, "a", "r", AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = fixture_prog_id(other)),
 			      -ENOENT);
 		close(other);
 	}

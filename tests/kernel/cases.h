@@ -3,6 +3,13 @@
 
 #include "fixture.h"
 
+/* What every case file writes: the attach type, the mode, option literals. */
+#define EGRESS BPF_CGROUP_INET_EGRESS
+#define MU BPF_F_ALLOW_MULTI
+#define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
+#define DO(...) (&(struct cgbpf_detach_opts){ .sz = sizeof(struct cgbpf_detach_opts), __VA_ARGS__ })
+#define LO(...) (&(struct cgbpf_link_opts){ .sz = sizeof(struct cgbpf_link_opts), __VA_ARGS__ })
+
 /* The directed cases (a)-(d); which run depends on f->patched. */
 void cases_run(struct fixture *f);
 

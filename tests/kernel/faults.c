@@ -42,8 +42,6 @@
 #include "cases.h"
 #include "report.h"
 
-#define EGRESS BPF_CGROUP_INET_EGRESS
-#define MU BPF_F_ALLOW_MULTI
 
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define FAILSLAB_GFP	"/sys/kernel/debug/failslab/ignore-gfp-wait"
@@ -54,8 +52,6 @@
 #define MAX_FAULT_POINTS 64
 #define MAX_LINKS_SEEN 1024
 
-#define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
-#define LO(...) (&(struct cgbpf_link_opts){ .sz = sizeof(struct cgbpf_link_opts), __VA_ARGS__ })
 
 enum { CG_P, CG_C, CG_G, N_CG };
 static const char *const cg_names[N_CG] = { "P", "P/C", "P/C/G" };
@@ -82,13 +78,6 @@ struct faults {
 	uint32_t link_ids[MAX_LINKS_SEEN];
 	int nlink_ids;
 };
-
-static int pfd(struct fixture *f, const char *name)
-{
-	struct prog *p = fixture_prog(f, name);
-
-	return p ? p->fd : -1;
-}
 
 /* write(), not pwrite(): failslab's debugfs numbers are nonseekable files. */
 static int write_str(int fd, const char *s)
@@ -148,15 +137,15 @@ static int tree_build(struct faults *z, struct tree *t, const char *op, const ch
 		if (t->cg[i] < 0)
 			return t->cg[i];
 	}
-	r = cgbpf_prog_attach(t->cg[CG_P], pfd(z->f, "fA"), EGRESS, AO(.flags = MU));
+	r = cgbpf_prog_attach(t->cg[CG_P], fixture_prog_fd(z->f, "fA"), EGRESS, AO(.flags = MU));
 	if (r == 0 && z->f->patched)
-		r = cgbpf_prog_attach(t->cg[CG_P], pfd(z->f, "fF"), EGRESS, AO(.flags = MU | BPF_F_PREORDER));
+		r = cgbpf_prog_attach(t->cg[CG_P], fixture_prog_fd(z->f, "fF"), EGRESS, AO(.flags = MU | BPF_F_PREORDER));
 	if (r == 0)
-		r = t->link_p = cgbpf_link_create(pfd(z->f, "fB"), t->cg[CG_P], EGRESS, NULL);
+		r = t->link_p = cgbpf_link_create(fixture_prog_fd(z->f, "fB"), t->cg[CG_P], EGRESS, NULL);
 	if (r >= 0)
-		r = cgbpf_prog_attach(t->cg[CG_C], pfd(z->f, "fD"), EGRESS, AO(.flags = MU));
+		r = cgbpf_prog_attach(t->cg[CG_C], fixture_prog_fd(z->f, "fD"), EGRESS, AO(.flags = MU));
 	if (r == 0)
-		r = t->link_g = cgbpf_link_create(pfd(z->f, "fE"), t->cg[CG_G], EGRESS, NULL);
+		r = t->link_g = cgbpf_link_create(fixture_prog_fd(z->f, "fE"), t->cg[CG_G], EGRESS, NULL);
 	remember_link(z, t->link_p);
 	remember_link(z, t->link_g);
 	return r < 0 ? r : 0;
@@ -244,7 +233,7 @@ static void tree_teardown(struct faults *z, struct tree *t, const char *what)
 
 	for (int i = 0; i < N_CG; i++)
 		for (size_t p = 0; t->cg[i] >= 0 && p < sizeof(progs) / sizeof(progs[0]); p++)
-			cgbpf_prog_detach(t->cg[i], pfd(z->f, progs[p]), EGRESS, NULL);
+			cgbpf_prog_detach(t->cg[i], fixture_prog_fd(z->f, progs[p]), EGRESS, NULL);
 	if (t->link_p >= 0)
 		close(t->link_p);
 	if (t->link_g >= 0)
@@ -263,23 +252,23 @@ static void tree_teardown(struct faults *z, struct tree *t, const char *what)
 /* The operations under test; each returns 0 or -errno. */
 static int op_prog_attach(struct tree *t)
 {
-	return cgbpf_prog_attach(t->cg[CG_P], pfd(t->f, "fX"), EGRESS, AO(.flags = MU));
+	return cgbpf_prog_attach(t->cg[CG_P], fixture_prog_fd(t->f, "fX"), EGRESS, AO(.flags = MU));
 }
 
 static int op_prog_detach(struct tree *t)
 {
-	return cgbpf_prog_detach(t->cg[CG_P], pfd(t->f, "fA"), EGRESS, NULL);
+	return cgbpf_prog_detach(t->cg[CG_P], fixture_prog_fd(t->f, "fA"), EGRESS, NULL);
 }
 
 static int op_prog_replace(struct tree *t)
 {
-	return cgbpf_prog_attach(t->cg[CG_P], pfd(t->f, "fW"), EGRESS,
-				 AO(.flags = MU | BPF_F_REPLACE, .replace_fd = pfd(t->f, "fA")));
+	return cgbpf_prog_attach(t->cg[CG_P], fixture_prog_fd(t->f, "fW"), EGRESS,
+				 AO(.flags = MU | BPF_F_REPLACE, .replace_fd = fixture_prog_fd(t->f, "fA")));
 }
 
 static int op_link_create(struct tree *t)
 {
-	int r = cgbpf_link_create(pfd(t->f, "fY"), t->cg[CG_C], EGRESS, NULL);
+	int r = cgbpf_link_create(fixture_prog_fd(t->f, "fY"), t->cg[CG_C], EGRESS, NULL);
 
 	if (r < 0)
 		return r;
@@ -289,7 +278,7 @@ static int op_link_create(struct tree *t)
 
 static int op_link_update(struct tree *t)
 {
-	return bpf_link_update(t->link_p, pfd(t->f, "fZ"), NULL);
+	return bpf_link_update(t->link_p, fixture_prog_fd(t->f, "fZ"), NULL);
 }
 
 static int op_link_detach(struct tree *t)
@@ -299,13 +288,13 @@ static int op_link_detach(struct tree *t)
 
 static int op_preorder_before(struct tree *t)
 {
-	return cgbpf_prog_attach(t->cg[CG_P], pfd(t->f, "fX"), EGRESS,
-				 AO(.flags = MU | BPF_F_PREORDER | BPF_F_BEFORE, .relative = (uint32_t)pfd(t->f, "fF")));
+	return cgbpf_prog_attach(t->cg[CG_P], fixture_prog_fd(t->f, "fX"), EGRESS,
+				 AO(.flags = MU | BPF_F_PREORDER | BPF_F_BEFORE, .relative = (uint32_t)fixture_prog_fd(t->f, "fF")));
 }
 
 static int op_link_after_link(struct tree *t)
 {
-	int r = cgbpf_link_create(pfd(t->f, "fY"), t->cg[CG_P], EGRESS,
+	int r = cgbpf_link_create(fixture_prog_fd(t->f, "fY"), t->cg[CG_P], EGRESS,
 				  LO(.flags = BPF_F_AFTER | BPF_F_LINK, .relative = (uint32_t)t->link_p));
 
 	if (r < 0)
@@ -490,9 +479,9 @@ static void link_update_after_enomem_detach(struct faults *z)
 			r = t.cg[CG_P] = fixture_open_cg(t.path[CG_P]);
 		memcpy(t.dir, t.path[CG_P], sizeof(t.dir));
 		if (r >= 0)
-			r = cgbpf_prog_attach(t.cg[CG_P], pfd(z->f, "fA"), EGRESS, AO(.flags = MU));
+			r = cgbpf_prog_attach(t.cg[CG_P], fixture_prog_fd(z->f, "fA"), EGRESS, AO(.flags = MU));
 		if (r == 0)
-			r = t.link_p = cgbpf_link_create(pfd(z->f, "fP"), t.cg[CG_P], EGRESS, NULL);
+			r = t.link_p = cgbpf_link_create(fixture_prog_fd(z->f, "fP"), t.cg[CG_P], EGRESS, NULL);
 		remember_link(z, t.link_p);
 		if (r < 0) {
 			report_fail("%s: set-up: %s", what, report_errno(r));
@@ -506,7 +495,7 @@ static void link_update_after_enomem_detach(struct faults *z)
 		}
 		injected++;
 		if (r == 0)
-			r = bpf_link_update(t.link_p, pfd(z->f, "fQ"), NULL);
+			r = bpf_link_update(t.link_p, fixture_prog_fd(z->f, "fQ"), NULL);
 		cgbpf_prog_query(t.cg[CG_P], EGRESS, BPF_F_QUERY_EFFECTIVE, &q);
 		fixture_names_of_ids(z->f, q.ids, q.count, got, sizeof(got));
 		if (r != 0 || strcmp(got, "fQ") != 0) {

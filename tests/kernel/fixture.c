@@ -124,7 +124,7 @@ void fixture_fini(struct fixture *f)
 	}
 }
 
-static uint32_t prog_id(int fd)
+uint32_t fixture_prog_id(int fd)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
@@ -178,7 +178,7 @@ static int load_recorder(struct fixture *f, struct prog *p, uint32_t verdict, bo
 	p->skel = skel;
 	p->fd = bpf_program__fd(skel->progs.cgf_rec_egress);
 	p->ingress_fd = ingress ? bpf_program__fd(skel->progs.cgf_rec_ingress) : -1;
-	p->id = prog_id(p->fd);
+	p->id = fixture_prog_id(p->fd);
 	return 0;
 fail:
 	cgf_recorder__destroy(skel);
@@ -213,6 +213,13 @@ struct prog *fixture_prog_ex(struct fixture *f, const char *name, uint32_t verdi
 struct prog *fixture_prog(struct fixture *f, const char *name)
 {
 	return fixture_prog_ex(f, name, 1, false);
+}
+
+int fixture_prog_fd(struct fixture *f, const char *name)
+{
+	struct prog *p = fixture_prog(f, name);
+
+	return p ? p->fd : -1;
 }
 
 void fixture_prog_unload(struct fixture *f, const char *name)

@@ -80,5 +80,9 @@ int fixture_mkcg(const struct fixture *f, const char *rel, char *ret_path, size_
 int fixture_rmtree(const char *path);
 int fixture_open_cg(const char *path);
 
-/* The id of a link fd, or 0. */
+/* The id of a link fd, or of a program fd; 0 if the fd is neither. */
 uint32_t fixture_link_id(int link_fd);
+uint32_t fixture_prog_id(int prog_fd);
+
+/* The egress fd of the program `name` (loaded on first use), or -1. */
+int fixture_prog_fd(struct fixture *f, const char *name);

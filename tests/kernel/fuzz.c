@@ -29,7 +29,6 @@
 #define FUZZ_CGROUPS	8
 #define FUZZ_PROGS	24
 #define FUZZ_LINKS	40
-#define EGRESS		BPF_CGROUP_INET_EGRESS
 
 /* The tree: r, r/a, r/b, r/a/c, r/a/d, r/b/e, r/a/c/f, r/b/e/g. */
 static const struct {

@@ -35,12 +35,9 @@
 #include "report.h"
 
 #define LSM BPF_LSM_CGROUP
-#define MU BPF_F_ALLOW_MULTI
 #define LSM_MAX_PROGS 16
 #define LSM_RECORD_MAX 64	/* RECORD_MAX in lsm-recorder.bpf.c */
 
-#define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
-#define LO(...) (&(struct cgbpf_link_opts){ .sz = sizeof(struct cgbpf_link_opts), __VA_ARGS__ })
 
 struct lsm_record {
 	uint32_t count;
@@ -61,15 +58,6 @@ struct lsm {
 	int nprogs;
 	struct lsm_prog progs[LSM_MAX_PROGS];
 };
-
-static uint32_t prog_id(int fd)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return bpf_obj_get_info_by_fd(fd, &info, &len) < 0 ? 0 : info.id;
-}
 
 /* Loads copy number nprogs + 1 (its tag) of the recorder. */
 static struct lsm_prog *lsm_load(struct lsm *l, const char *name)
@@ -98,7 +86,7 @@ static struct lsm_prog *lsm_load(struct lsm *l, const char *name)
 	}
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->fd = bpf_program__fd(p->skel->progs.cgf_lsm_bind);
-	p->id = prog_id(p->fd);
+	p->id = fixture_prog_id(p->fd);
 	l->nprogs++;
 	return p;
 }

@@ -27,12 +27,8 @@
 #include "cases.h"
 #include "report.h"
 
-#define EGRESS BPF_CGROUP_INET_EGRESS
-#define MU BPF_F_ALLOW_MULTI
 #define RACE_ROUNDS 500
 
-#define AO(...) (&(struct cgbpf_attach_opts){ .sz = sizeof(struct cgbpf_attach_opts), __VA_ARGS__ })
-#define LO(...) (&(struct cgbpf_link_opts){ .sz = sizeof(struct cgbpf_link_opts), __VA_ARGS__ })
 
 /* What the other thread does to the anchor, once both threads are ready. */
 struct remover {
@@ -52,13 +48,6 @@ static void *remove_anchor(void *arg)
 	else
 		cgbpf_prog_detach(rm->cg_fd, rm->prog_fd, EGRESS, NULL);
 	return NULL;
-}
-
-static int pfd(struct fixture *f, const char *name)
-{
-	struct prog *p = fixture_prog(f, name);
-
-	return p ? p->fd : -1;
 }
 
 /* The cgroup's list by names, once `gone` is no longer in it (bounded). */
@@ -84,11 +73,11 @@ static void race(struct fixture *f, int cg_fd, bool link_anchor)
 	int placed = 0, missed = 0, wrong = 0, base_link;
 
 	/* The entry that stays: a link running rA. */
-	base_link = cgbpf_link_create(pfd(f, "rA"), cg_fd, EGRESS, NULL);
+	base_link = cgbpf_link_create(fixture_prog_fd(f, "rA"), cg_fd, EGRESS, NULL);
 	if (!report_check(base_link >= 0, "races: %s: set-up: link rA", name))
 		return;
 	for (int i = 0; i < RACE_ROUNDS; i++) {
-		struct remover rm = { .cg_fd = cg_fd, .link_fd = -1, .prog_fd = pfd(f, "rB") };
+		struct remover rm = { .cg_fd = cg_fd, .link_fd = -1, .prog_fd = fixture_prog_fd(f, "rB") };
 		struct prog *anchor_prog = fixture_prog(f, "rB");
 		char got[256];
 		pthread_t th;
@@ -116,11 +105,11 @@ static void race(struct fixture *f, int cg_fd, bool link_anchor)
 		}
 		pthread_barrier_wait(&rm.start);
 		if (link_anchor) {
-			r = cgbpf_link_create(pfd(f, "rC"), cg_fd, EGRESS,
+			r = cgbpf_link_create(fixture_prog_fd(f, "rC"), cg_fd, EGRESS,
 					      LO(.flags = BPF_F_BEFORE | BPF_F_LINK | BPF_F_ID, .relative = id));
 			new_link = r;
 		} else {
-			r = cgbpf_prog_attach(cg_fd, pfd(f, "rC"), EGRESS,
+			r = cgbpf_prog_attach(cg_fd, fixture_prog_fd(f, "rC"), EGRESS,
 					      AO(.flags = MU | BPF_F_BEFORE | BPF_F_ID, .relative = id));
 		}
 		pthread_join(th, NULL);
@@ -142,7 +131,7 @@ static void race(struct fixture *f, int cg_fd, bool link_anchor)
 		if (new_link >= 0)
 			close(new_link);
 		else if (r == 0)
-			cgbpf_prog_detach(cg_fd, pfd(f, "rC"), EGRESS, NULL);
+			cgbpf_prog_detach(cg_fd, fixture_prog_fd(f, "rC"), EGRESS, NULL);
 		if (list_without(f, cg_fd, "rC", got, sizeof(got)) < 0 || strcmp(got, "rA") != 0) {
 			report_fail("races: %s: round %d: after removing rC the list is [%s], want [rA]", name, i, got);
 			break;
