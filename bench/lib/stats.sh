@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib/stats.sh: the statistics every bench/run part prints, sourced
 # by the host driver (bench/run) and by the parts that run in the guest.
 # Only awk: the guest image has no python.
