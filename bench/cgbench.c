@@ -153,7 +153,7 @@ static int cmd_progs(int argc, char **argv)
 {
 	char chain[MAX_LEVELS][4096];
 	int cg[MAX_LEVELS], prog[MAX_PROGS], at[MAX_PROGS];
-	unsigned int nprogs, levels, attached = 0;
+	unsigned int nprogs, levels, made = 0, attached = 0;
 	bool preorder = false;
 	int i = 5, r = 1;
 
@@ -172,11 +172,16 @@ static int cmd_progs(int argc, char **argv)
 
 	for (unsigned int l = 0; l < levels; l++) {
 		snprintf(chain[l], sizeof(chain[l]), "%s/l%u", l ? chain[l - 1] : argv[2], l + 1);
-		if (make_cgroup(chain[l]) < 0)
-			return 2;
+		if (make_cgroup(chain[l]) < 0) {
+			r = 2;
+			goto out;
+		}
 		cg[l] = open_dir(chain[l]);
-		if (cg[l] < 0)
-			return 2;
+		made++;
+		if (cg[l] < 0) {
+			r = 2;
+			goto out;
+		}
 	}
 	for (unsigned int p = 0; p < nprogs; p++) {
 		struct cgbpf_attach_opts opts = {
@@ -205,9 +210,11 @@ out:
 			r = r ? r : 1;
 		close(prog[p]);
 	}
-	for (int l = (int)levels - 1; l >= 0; l--) {
-		close(cg[l]);
-		rmdir(chain[l]);
+	while (made > 0) {
+		made--;
+		if (cg[made] >= 0)
+			close(cg[made]);
+		rmdir(chain[made]);
 	}
 	return r;
 }
