@@ -5,6 +5,7 @@
  *
  *   cgprobe trial PARENT COUNT ALLOWED_PORT DENIED_PORT TIMEOUT_MS
  *   cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE
+ *   cgprobe burst NEW_CGROUP|- ADDR PORT COUNT
  *
  * trial: COUNT times, create PARENT/cgprobe-N and move a process into it
  * (forked before, waiting for the word, so that it joins within about a
@@ -26,11 +27,25 @@
  * the end: allowed datagrams that never arrived, denied ones that did,
  * and the longest run of consecutive allowed datagrams lost, as a time.
  *
- * Both print one "key value ..." summary line on stdout, and exit 0 when
- * nothing escaped and nothing allowed was lost (trial: and every child
- * was bound), 1 otherwise, 2 on a set-up error.  Receivers run in this
- * process, outside the probed cgroups, on 127.0.0.1.
+ * burst: create NEW_CGROUP (it must not exist yet), move this process in,
+ * open a UDP socket there and at once send COUNT datagrams back to back
+ * to ADDR PORT (IPv4 or IPv6); "-" stays in the current cgroup (a process
+ * a service manager started in a new unit).  Prints "sent COUNT passed P
+ * join_us J": P datagrams the egress filters let through (sendto()
+ * succeeded; a drop by a cgroup program or by netfilter's output hook
+ * fails it with EPERM), J the time from mkdir until the process was in
+ * the cgroup.  No receiver: ADDR must be routable (e.g. an address on
+ * lo).  For bench/parts/3-alternatives, which compares how controllers
+ * treat a cgroup created after their rules were loaded; exits 0 whatever
+ * passed, 2 on a set-up error.  NEW_CGROUP is left for the caller to
+ * remove.
+ *
+ * trial and stream print one "key value ..." summary line on stdout, and
+ * exit 0 when nothing escaped and nothing allowed was lost (trial: and
+ * every child was bound), 1 otherwise, 2 on a set-up error.  Receivers
+ * run in this process, outside the probed cgroups, on 127.0.0.1.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -417,6 +432,63 @@ static int run_stream(const char *cgroup, unsigned allowed, unsigned denied, uns
 	return lost == 0 && s.recv_denied == 0 && sent > 0 ? 0 : EXIT_FOUND;
 }
 
+/* ---- burst -------------------------------------------------------------- */
+
+static int run_burst(const char *cgroup, const char *addr, unsigned port, unsigned long count) {
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in *sin = (struct sockaddr_in *) &ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &ss;
+	socklen_t len;
+	unsigned long passed = 0;
+	uint64_t t0 = 0, t_join = 0;
+	char payload[] = "cgprobe burst";
+	int fd, r;
+
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t) port);
+		len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t) port);
+		len = sizeof(*sin6);
+	} else {
+		fprintf(stderr, "cgprobe: not an address: '%s'\n", addr);
+		return EXIT_SETUP;
+	}
+	if (strcmp(cgroup, "-") != 0) {
+		t0 = now_us();
+		if (mkdir(cgroup, 0755) < 0) {
+			fprintf(stderr, "cgprobe: mkdir %s: %m\n", cgroup);
+			return EXIT_SETUP;
+		}
+		r = cgroup_join(cgroup);
+		if (r < 0) {
+			fprintf(stderr, "cgprobe: joining %s: %s\n", cgroup, strerror(-r));
+			return EXIT_SETUP;
+		}
+		t_join = now_us();
+	}
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "cgprobe: socket: %m\n");
+		return EXIT_SETUP;
+	}
+	for (unsigned long i = 0; i < count; i++) {
+		if (sendto(fd, payload, sizeof(payload), 0, (struct sockaddr *) &ss, len) == (ssize_t) sizeof(payload))
+			passed++;
+		else if (errno != EPERM) {
+			/* Only a filter's drop is an answer; anything else (no
+			 * route, no buffer) would be counted as a drop wrongly. */
+			fprintf(stderr, "cgprobe: sendto %s port %u: %m\n", addr, port);
+			return EXIT_SETUP;
+		}
+	}
+	close(fd);
+	printf("sent %lu passed %lu join_us %" PRIu64 "\n", count, passed, t_join - t0);
+	return 0;
+}
+
 static unsigned long number(const char *s) {
 	char *end;
 	unsigned long v;
@@ -438,7 +510,10 @@ int main(int argc, char *argv[]) {
 	if (argc == 7 && strcmp(argv[1], "stream") == 0)
 		return run_stream(argv[2], (unsigned) number(argv[3]), (unsigned) number(argv[4]),
 				  (unsigned) number(argv[5]), argv[6]);
+	if (argc == 6 && strcmp(argv[1], "burst") == 0)
+		return run_burst(argv[2], argv[3], (unsigned) number(argv[4]), number(argv[5]));
 	fprintf(stderr, "usage: cgprobe trial PARENT COUNT ALLOWED_PORT DENIED_PORT TIMEOUT_MS\n"
-			"       cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE\n");
+			"       cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE\n"
+			"       cgprobe burst NEW_CGROUP|- ADDR PORT COUNT\n");
 	return EXIT_SETUP;
 }
