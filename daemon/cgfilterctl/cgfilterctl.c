@@ -22,8 +22,10 @@
 #include "policy-read.h"
 #include "policy-validate.h"
 #include "policy.h"
+#include "reconcile-counts.h"
 #include "reconcile.h"
 #include "runtime.h"
+#include "status-prometheus.h"
 
 #define EXIT_USAGE 2
 
@@ -240,7 +242,7 @@ static void help_plan(FILE *f) {
 
 static void help_status(FILE *f) {
 	fprintf(f,
-		"Usage: %1$s status [--json] [--all] [CGROUP...]\n"
+		"Usage: %1$s status [--format=table|json|prometheus] [--all] [CGROUP...]\n"
 		"\n"
 		"Show the kernel's cgroup-BPF lists for network filters: per cgroup and\n"
 		"direction the mode and revision of its own list, then the programs that\n"
@@ -257,7 +259,12 @@ static void help_status(FILE *f) {
 		"\n"
 		"Options:\n"
 		"     --all        Also the cgroups that only inherit programs.\n"
-		"     --json       The same as JSON (stable keys; see cgfilterctl(1)).\n"
+		"     --format=FMT table (the default), json (stable keys) or prometheus\n"
+		"                  (metrics in the text exposition format, for node_exporter's\n"
+		"                  textfile collector; with the daemon's reconcile counts from\n"
+		"                  " CGF_RUNTIME_DIR "/" CGF_RECONCILE_COUNTS_FILE "; implies --all); see\n"
+		"                  cgfilterctl(1).\n"
+		"     --json       The same as --format=json.\n"
 		"  -h --help       Show this help.\n",
 		program_name());
 }
@@ -401,11 +408,54 @@ static int read_daemon_report(struct cgf_pending **ret) {
 	return cgf_pending_parse(text, ret);
 }
 
+/* The running daemon's reconcile counts and reload line, for the
+ * metrics; none without a daemon. */
+static int read_daemon_counts(struct cgf_status *s) {
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = cgf_runtime_read_file(CGF_RECONCILE_COUNTS_FILE, CGF_RECONCILE_COUNTS_FILE_MAX, &text);
+	if (r >= 0)
+		r = cgf_reconcile_counts_parse(text, &s->reconciles);
+	if (r >= 0)
+		s->has_reconciles = true;
+	else if (r != -ENOENT)
+		return fail("reading " CGF_RUNTIME_DIR "/" CGF_RECONCILE_COUNTS_FILE, r);
+	r = cgf_runtime_read_reload(&s->reloads, &s->reload_ok, NULL);
+	if (r >= 0)
+		s->has_reload = true;
+	else if (r != -ENOENT)
+		return fail("reading " CGF_RUNTIME_DIR "/reload", r);
+	return 0;
+}
+
+enum status_format {
+	FORMAT_TABLE,
+	FORMAT_JSON,
+	FORMAT_PROMETHEUS,
+};
+
+static int parse_format(const char *s, enum status_format *ret) {
+	static const char *const names[] = {
+		[FORMAT_TABLE] = "table",
+		[FORMAT_JSON] = "json",
+		[FORMAT_PROMETHEUS] = "prometheus",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (streq(s, names[i])) {
+			*ret = (enum status_format) i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int verb_status(int argc, char *argv[]) {
-	enum { ARG_JSON = 0x100, ARG_ALL };
+	enum { ARG_JSON = 0x100, ARG_ALL, ARG_FORMAT };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "format", required_argument, NULL, ARG_FORMAT },
 		{ "all", no_argument, NULL, ARG_ALL },
 		{},
 	};
@@ -413,7 +463,8 @@ static int verb_status(int argc, char *argv[]) {
 	_cleanup_(cgf_actual_freep) struct cgf_actual *actual = NULL;
 	_cleanup_(cgf_status_freep) struct cgf_status *status = NULL;
 	struct cgf_cgroup_tree tree = {};
-	bool json = false, all = false;
+	enum status_format format = FORMAT_TABLE;
+	bool all = false;
 	int c, r;
 
 	optind = 0;
@@ -423,7 +474,11 @@ static int verb_status(int argc, char *argv[]) {
 			help_status(stdout);
 			return EXIT_SUCCESS;
 		case ARG_JSON:
-			json = true;
+			format = FORMAT_JSON;
+			break;
+		case ARG_FORMAT:
+			if (parse_format(optarg, &format) < 0)
+				return usage_error("--format: '%s' is not table, json or prometheus", optarg);
 			break;
 		case ARG_ALL:
 			all = true;
@@ -432,6 +487,10 @@ static int verb_status(int argc, char *argv[]) {
 			return usage_error("see '%s status --help'", program_name());
 		}
 
+	/* Counters are kept per socket cgroup, mostly below the cgroup a
+	 * filter is attached to: metrics without those would miss most. */
+	if (format == FORMAT_PROMETHEUS)
+		all = true;
 	r = open_kernel(&k);
 	if (r < 0)
 		return EXIT_FAILURE;
@@ -453,9 +512,15 @@ static int verb_status(int argc, char *argv[]) {
 	r = read_daemon_report(&status->daemon);
 	if (r < 0)
 		return fail("reading " CGF_RUNTIME_DIR "/" CGF_PENDING_FILE, r);
-	if (json)
+	if (format == FORMAT_JSON)
 		return print_json(render_status, status);
-	r = cgf_status_render_table(status, stdout);
+	if (format == FORMAT_PROMETHEUS) {
+		r = read_daemon_counts(status);
+		if (r != 0)
+			return r;
+		r = cgf_status_render_prometheus(status, stdout);
+	} else
+		r = cgf_status_render_table(status, stdout);
 	if (r >= 0 && fflush(stdout) != 0)
 		r = -errno;
 	return r < 0 ? fail("writing to standard output", r) : EXIT_SUCCESS;

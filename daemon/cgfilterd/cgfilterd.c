@@ -25,6 +25,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -37,6 +38,7 @@
 #include "policy-load.h"
 #include "policy-read.h"
 #include "reach.h"
+#include "reconcile-counts.h"
 #include "reconcile.h"
 #include "runtime.h"
 #include "util.h"
@@ -71,6 +73,8 @@ struct manager {
 	uint64_t safety_net_interval; /* µs; 0: none */
 	struct cgf_list_failures pending; /* the policy in force's lists that the last reconcile failed */
 	char *pending_written;        /* what CGF_RUNTIME_DIR/pending says now */
+	struct cgf_reconcile_counts counts; /* CGF_RUNTIME_DIR/reconciles */
+	bool counts_unwritten;        /* the last write of it failed (said once) */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
@@ -258,6 +262,29 @@ static void write_pending(struct manager *m, const struct cgf_cgroup_tree *tree)
 	}
 	free(m->pending_written);
 	m->pending_written = TAKE_PTR(text);
+}
+
+/* Counts a reconcile for the metrics (reconcile-counts.h).  Rewritten
+ * after each, events' included: a few µs on tmpfs next to the reconcile's
+ * own bpf() calls, and a count that lags would say the daemon is idle
+ * when it is not. */
+static void count_reconcile(struct manager *m, const struct cgf_reconcile_scope *scope,
+			    enum cgf_reconcile_result result) {
+	_cleanup_free_ char *text = NULL;
+	struct timespec ts;
+	int r;
+
+	if (!m->event)
+		return; /* --once: nobody asks */
+	(void) clock_gettime(CLOCK_REALTIME, &ts);
+	cgf_reconcile_counts_add(&m->counts, scope ? CGF_RECONCILE_EVENT : CGF_RECONCILE_FULL, result,
+				 (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000);
+	r = cgf_reconcile_counts_format(&m->counts, &text);
+	if (r >= 0)
+		r = cgf_runtime_write_file(CGF_RECONCILE_COUNTS_FILE, text);
+	if (r < 0 && !m->counts_unwritten)
+		log_warning("writing " CGF_RUNTIME_DIR "/" CGF_RECONCILE_COUNTS_FILE ", ignoring: %s", strerror(-r));
+	m->counts_unwritten = r < 0;
 }
 
 /* One line per failed list, with what failed; the rest of the plan went
@@ -559,6 +586,8 @@ static int reconcile(struct manager *m, const struct loaded_policy *lp, const st
 	r = run_reconcile(m, lp, scope, &rc);
 	/* Every list of the plan applied (take_failures() moves them on). */
 	whole = r >= 0 && rc.failures.n == 0;
+	count_reconcile(m, scope, r < 0 ? CGF_RECONCILE_ERROR :
+				  whole && rc.converged ? CGF_RECONCILE_SUCCESS : CGF_RECONCILE_INCOMPLETE);
 	if (rc.plan)
 		log_plan(&rc);
 	take_failures(m, lp, scope, r, &rc, ret_message);
@@ -882,10 +911,11 @@ static int run(int argc, char *argv[]) {
 		}
 	}
 	if (!once) {
-		/* A previous daemon's verdict and pid would answer for us
-		 * until our first reconcile is done: they go now. */
+		/* A previous daemon's verdict, pid and counts would answer
+		 * for us until our first reconcile is done: they go now. */
 		(void) cgf_runtime_remove_file("reload");
 		(void) cgf_runtime_remove_file("pid");
+		(void) cgf_runtime_remove_file(CGF_RECONCILE_COUNTS_FILE);
 	}
 	r = manager_read_policy(m, &m->current);
 	if (r < 0)

@@ -60,6 +60,9 @@
  * (pending.h): its failed lists and the cgroups its walk skipped; the
  * JSON as "daemon": {...} (null without a report), the table only what
  * is not empty.
+ *
+ * A third renderer, status-prometheus.h, shows the counters, the report
+ * and the daemon's reconcile and reload counts as Prometheus metrics.
  */
 
 #include <stdbool.h>
@@ -72,6 +75,7 @@
 #include "macro.h"
 #include "pending.h"
 #include "policy.h"
+#include "reconcile-counts.h"
 
 struct cgf_status_counters {
 	uint64_t pass_packets;
@@ -119,6 +123,13 @@ struct cgf_status {
 	size_t n_lists;
 	struct cgf_pending *daemon; /* owned: what the running daemon has not done
 				     * (pending.h); NULL: no daemon report */
+	/* The running daemon's counts, for the metrics only (status-prometheus.h):
+	 * a person asks the journal how often it reconciled. */
+	bool has_reconciles;    /* false: no reconcile counts (no daemon) */
+	struct cgf_reconcile_counts reconciles;
+	bool has_reload;        /* false: no reload line (runtime.h) */
+	unsigned reloads;       /* SIGHUPs the daemon answered */
+	bool reload_ok;         /* the last one (or the start) put its policy in force */
 };
 
 struct cgf_status *cgf_status_new(void);
