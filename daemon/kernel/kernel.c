@@ -414,7 +414,9 @@ struct track {
 	uint32_t ids[LIST_MAX + 1];
 	size_t n;
 	int fd;
-	bool skip; /* its cgroup went, or another controller changed it: no more actions */
+	size_t last;    /* the list's last action: its cgroup is closed after it */
+	bool read;      /* ids hold what the read saw, with the actions so far */
+	bool skip;      /* its cgroup went, or another controller changed it: no more actions */
 };
 
 struct applier {
@@ -423,7 +425,8 @@ struct applier {
 	const struct cgf_plan *plan;
 	const struct cgf_kernel_prog **chosen; /* per attach action: the instance */
 	bool *ran;                             /* per action: it took effect */
-	struct track *tracks;
+	size_t *track_index;                   /* per action: its list's index in tracks */
+	struct track *tracks;                  /* one per list the plan touches */
 	size_t n_tracks;
 	char *message;
 };
@@ -433,13 +436,71 @@ struct cgf_kernel_apply {
 	struct applier applier;
 };
 
+/* Forget what the tracks hold and close their cgroups; the lists stay. */
 static void applier_done(struct applier *ap) {
-	for (size_t i = 0; i < ap->n_tracks; i++)
-		if (ap->tracks[i].fd >= 0)
-			close(ap->tracks[i].fd);
-	free(ap->tracks);
-	ap->tracks = NULL;
-	ap->n_tracks = 0;
+	for (size_t i = 0; i < ap->n_tracks; i++) {
+		struct track *t = &ap->tracks[i];
+
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -EBADF;
+		t->n = 0;
+		t->read = t->skip = false;
+	}
+}
+
+/* An action's list, for sorting the actions by list. */
+struct action_key {
+	const char *cgroup;
+	enum cgf_direction direction;
+	size_t action;
+};
+
+static int compare_action_keys(const void *a, const void *b) {
+	const struct action_key *x = a, *y = b;
+	int c = strcmp(x->cgroup, y->cgroup);
+
+	if (c)
+		return c;
+	if (x->direction != y->direction)
+		return x->direction < y->direction ? -1 : 1;
+	/* Each list's actions stay in plan order. */
+	return x->action < y->action ? -1 : x->action > y->action;
+}
+
+/*
+ * Which list each action works on, once per plan: a plan for 10,000
+ * cgroups has 20,000 lists, and finding each action's list by comparing
+ * it with every list seen so far made a cold start quadratic.  Sorting
+ * the actions by list makes it n log n.
+ */
+static int index_tracks(struct applier *ap) {
+	size_t n = ap->plan->n_actions;
+	_cleanup_free_ struct action_key *keys = NULL;
+
+	ap->track_index = calloc(n + 1, sizeof(*ap->track_index));
+	keys = calloc(n + 1, sizeof(*keys));
+	ap->tracks = calloc(n + 1, sizeof(*ap->tracks));
+	if (!ap->track_index || !keys || !ap->tracks)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct action_key) {
+			.cgroup = ap->plan->actions[i].cgroup,
+			.direction = ap->plan->actions[i].direction,
+			.action = i,
+		};
+	qsort(keys, n, sizeof(*keys), compare_action_keys);
+	for (size_t k = 0; k < n; k++) {
+		struct track *t = ap->n_tracks ? &ap->tracks[ap->n_tracks - 1] : NULL;
+
+		if (!t || t->direction != keys[k].direction || !streq(t->cgroup, keys[k].cgroup)) {
+			t = &ap->tracks[ap->n_tracks++];
+			*t = (struct track) { .cgroup = keys[k].cgroup, .direction = keys[k].direction, .fd = -EBADF };
+		}
+		ap->track_index[keys[k].action] = ap->n_tracks - 1;
+		t->last = keys[k].action; /* sorted: the list's last action comes last */
+	}
+	return 0;
 }
 
 static void track_remove(struct track *t, uint32_t id) {
@@ -455,27 +516,18 @@ static void track_add(struct track *t, uint32_t id) {
 		t->ids[t->n++] = id;
 }
 
-/* The list's ids as the read saw them; empty for a list not read. */
-static int track_of(struct applier *ap, const struct cgf_actual *actual, const char *cgroup,
-		    enum cgf_direction d, struct track **ret) {
+/* Action i's list, its ids as the read saw them (empty for a list not read). */
+static struct track *track_of(struct applier *ap, const struct cgf_actual *actual, size_t i) {
+	struct track *t = &ap->tracks[ap->track_index[i]];
 	const struct cgf_actual_list *l;
-	struct track *t;
 
-	for (size_t i = 0; i < ap->n_tracks; i++)
-		if (ap->tracks[i].direction == d && streq(ap->tracks[i].cgroup, cgroup)) {
-			*ret = &ap->tracks[i];
-			return 0;
-		}
-	t = array_append((void **) &ap->tracks, ap->n_tracks, sizeof(*ap->tracks));
-	if (!t)
-		return -ENOMEM;
-	*t = (struct track) { .cgroup = cgroup, .direction = d, .fd = -EBADF };
-	l = actual ? cgf_actual_find(actual, cgroup, d) : NULL;
-	for (size_t i = 0; l && i < l->n_entries; i++)
-		track_add(t, l->entries[i].prog_id);
-	ap->n_tracks++;
-	*ret = t;
-	return 0;
+	if (t->read)
+		return t;
+	l = actual ? cgf_actual_find(actual, t->cgroup, t->direction) : NULL;
+	for (size_t j = 0; l && j < l->n_entries; j++)
+		track_add(t, l->entries[j].prog_id);
+	t->read = true;
+	return t;
 }
 
 /* The effect of one successful action on its list. */
@@ -505,11 +557,8 @@ static int choose_instances(struct applier *ap, const struct cgf_actual *actual)
 		const struct cgf_filter_object *obj;
 		bool preorder = a->flags & CGF_ATTACH_PREORDER;
 		const struct cgf_kernel_prog *p;
-		struct track *t;
+		struct track *t = track_of(ap, actual, i);
 
-		r = track_of(ap, actual, a->cgroup, a->direction, &t);
-		if (r < 0)
-			return r;
 		if (a->kind == CGF_ACTION_DETACH) {
 			track_apply(t, a, 0);
 			continue;
@@ -611,6 +660,43 @@ static bool cgroup_gone(struct applier *ap, const struct track *t) {
 }
 
 /*
+ * Action i on its list t: 1 done, 0 not for this list any more (skipped,
+ * or its cgroup went), or the -errno that fails the list (ap->message
+ * says why).
+ */
+static int run_action(struct applier *ap, size_t i, struct track *t, const struct cgf_list_failures *failures) {
+	const struct cgf_action *a = &ap->plan->actions[i];
+	int r;
+
+	if (t->skip || cgf_list_failures_find(failures, a->cgroup, a->direction))
+		return 0;
+	/* Placed next to a program that an earlier action did not attach:
+	 * that action's list is this one, so it is skipped already; never
+	 * attach without the anchor. */
+	if (a->anchor_action != CGF_NO_ACTION && !ap->ran[a->anchor_action])
+		return 0;
+	if (t->fd < 0) {
+		t->fd = open_cgroup(ap->k, a->cgroup);
+		if (t->fd == -ENOENT || t->fd == -ENODEV) {
+			t->skip = true;
+			return 0;
+		}
+		if (t->fd < 0)
+			return errno_message(&ap->message, t->fd, "cgroup %s: opening it", a->cgroup);
+	}
+	r = a->kind == CGF_ACTION_ATTACH ? run_attach(ap, i, t) : run_detach(ap, t, a);
+	if (r >= 0) {
+		ap->ran[i] = true;
+		return 1;
+	}
+	if (r != -ENOMEM && (r == -ENOENT || r == -ENODEV) && cgroup_gone(ap, t)) {
+		t->skip = true;
+		return 0;
+	}
+	return r;
+}
+
+/*
  * The actions, each list on its own: an action that fails marks its
  * list failed (with the message that names it) and the list's remaining
  * actions are skipped; the other lists go on.  A list whose cgroup went
@@ -628,40 +714,21 @@ static int run_actions(struct applier *ap, const struct cgf_actual *actual, stru
 	*ret_done = 0;
 	for (size_t i = 0; i < ap->plan->n_actions; i++) {
 		const struct cgf_action *a = &ap->plan->actions[i];
-		struct track *t;
+		struct track *t = track_of(ap, actual, i);
 
-		r = track_of(ap, actual, a->cgroup, a->direction, &t);
-		if (r < 0)
-			return r;
-		if (t->skip || cgf_list_failures_find(failures, a->cgroup, a->direction))
-			continue;
-		/* Placed next to a program that an earlier action did not
-		 * attach: that action's list is this one, so it is skipped
-		 * already; never attach without the anchor. */
-		if (a->anchor_action != CGF_NO_ACTION && !ap->ran[a->anchor_action])
-			continue;
-		if (t->fd < 0) {
-			t->fd = open_cgroup(ap->k, a->cgroup);
-			if (t->fd == -ENOENT || t->fd == -ENODEV) {
-				t->skip = true;
-				continue;
-			}
-			if (t->fd < 0)
-				r = errno_message(&ap->message, t->fd, "cgroup %s: opening it", a->cgroup);
+		r = run_action(ap, i, t, failures);
+		/* One cgroup open at a time per list, not one per list of the
+		 * plan: 10,000 cgroups would be 20,000 open files. */
+		if (i == t->last && t->fd >= 0) {
+			close(t->fd);
+			t->fd = -EBADF;
 		}
-		if (t->fd >= 0)
-			r = a->kind == CGF_ACTION_ATTACH ? run_attach(ap, i, t) : run_detach(ap, t, a);
-		if (r >= 0) {
-			ap->ran[i] = true;
+		if (r > 0)
 			(*ret_done)++;
+		if (r >= 0)
 			continue;
-		}
 		if (r == -ENOMEM)
 			return r;
-		if ((r == -ENOENT || r == -ENODEV) && cgroup_gone(ap, t)) {
-			t->skip = true;
-			continue;
-		}
 		if (r == -ESTALE) {
 			t->skip = true;
 			stale = true;
@@ -677,6 +744,8 @@ struct cgf_kernel_apply *cgf_kernel_apply_free(struct cgf_kernel_apply *ap) {
 	if (!ap)
 		return NULL;
 	applier_done(&ap->applier);
+	free(ap->applier.tracks);
+	free(ap->applier.track_index);
 	free(ap->applier.chosen);
 	free(ap->applier.ran);
 	free(ap->applier.message);
@@ -702,6 +771,9 @@ int cgf_kernel_load(struct cgf_kernel *k, const struct cgf_objects *objects, con
 	ap->applier.ran = calloc(plan->n_actions + 1, sizeof(*ap->applier.ran));
 	if (!ap->applier.chosen || !ap->applier.ran)
 		return -ENOMEM;
+	r = index_tracks(&ap->applier);
+	if (r < 0)
+		return r;
 	r = choose_instances(&ap->applier, actual);
 	if (r < 0) {
 		if (ret_message)
