@@ -689,7 +689,7 @@ static int run_action(struct applier *ap, size_t i, struct track *t, const struc
 		ap->ran[i] = true;
 		return 1;
 	}
-	if (r != -ENOMEM && (r == -ENOENT || r == -ENODEV) && cgroup_gone(ap, t)) {
+	if ((r == -ENOENT || r == -ENODEV) && cgroup_gone(ap, t)) {
 		t->skip = true;
 		return 0;
 	}
