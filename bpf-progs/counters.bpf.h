@@ -44,6 +44,16 @@ static __always_inline void cgf_count(struct __sk_buff *skb, int verdict)
 	if (verdict == CGF_V_PASS) {
 		__sync_fetch_and_add(&c->pass_packets, 1);
 		__sync_fetch_and_add(&c->pass_bytes, skb->len);
+		/*
+		 * Keeps the branches apart.  Otherwise clang merges them
+		 * into one add at "c + (pass ? 0 : 16)", and a caller that
+		 * has proven its verdict walks that one instruction with a
+		 * different constant offset on each path, which the
+		 * verifier's pointer sanitising refuses without
+		 * CAP_PERFMON ("tried to add from different maps, paths or
+		 * scalars").
+		 */
+		asm volatile("" ::: "memory");
 	} else {
 		__sync_fetch_and_add(&c->drop_packets, 1);
 		__sync_fetch_and_add(&c->drop_bytes, skb->len);

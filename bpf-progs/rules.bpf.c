@@ -68,13 +68,59 @@ struct {
 	__type(value, struct cgf_port_verdict);
 } rules_ports SEC(".maps");
 
-/* What a rule looks at, taken from the packet once. */
+/*
+ * Whole words on the stack.  cgfilterd loads this program with CAP_BPF
+ * and CAP_NET_ADMIN only.  Without CAP_PERFMON, Linux 6.1's verifier
+ * refuses a store of less than 8 bytes into a stack slot that holds a
+ * spilled register, and an aligned store of a register whose bounds it
+ * knows counts as a spill even when it is 4 bytes wide
+ * (check_stack_write_fixed_off()): two __u32 fields stored one after the
+ * other into one 8-byte slot are refused, and so is a helper's write
+ * into a slot such a store used before.  So every object here is
+ * written in whole 8-byte words (unions with __u64 w[], views with
+ * __u64 fields), or only by bpf_skb_load_bytes().
+ */
+union v4_key {
+	struct cgf_v4_key k;
+	__u64 w[2];
+};
+
+union v6_key {
+	struct cgf_v6_key k;
+	__u64 w[3];
+};
+
+union port_key {
+	struct cgf_port_key k;
+	__u64 w[2];
+};
+
+_Static_assert(__builtin_offsetof(struct cgf_v4_key, addr) == 8, "v4 key: head is one word");
+_Static_assert(__builtin_offsetof(struct cgf_v6_key, addr) == 8, "v6 key: head is one word");
+_Static_assert(__builtin_offsetof(struct cgf_port_key, portset) == 8, "port key: head is one word");
+
+/* The first word of every LPM key: prefixlen, then the rule set. */
+static __always_inline __u64 lpm_head(__u32 prefixlen, __u32 ruleset)
+{
+	union {
+		struct {
+			__u32 prefixlen, ruleset;
+		} f;
+		__u64 w;
+	} h = { .f = { prefixlen, ruleset } };
+
+	return h.w;
+}
+
+/* What a rule looks at, taken from the packet once: the peer (the
+ * destination on egress, the source on ingress) already in the key of
+ * its family, whose head judge() rewrites per rule set. */
 struct cgf_pkt {
-	__u8 addr[16]; /* the peer: destination on egress, source on ingress */
-	__u8 port[2];  /* destination port, network order, when has_port */
-	__u8 has_port;
-	__u8 v6;
-	__u32 pclass;
+	union v4_key v4;
+	union v6_key v6;
+	__u64 port;     /* destination port bytes as in the packet, when has_port */
+	__u64 has_port;
+	__u64 pclass;
 };
 
 #define IP_OFFSET_MASK 0x1fff
@@ -99,14 +145,17 @@ static __always_inline __u32 pclass_of(__u8 proto)
  * short leaves the packet without a port: only port-less rules judge it. */
 static __always_inline void load_port(struct __sk_buff *skb, __u32 off, struct cgf_pkt *p)
 {
-	__u8 ports[4];
+	union {
+		__u8 b[2];
+		__u64 w;
+	} port = {};
 
 	if (p->pclass >= CGF_PC_PORTED)
 		return;
-	if (bpf_skb_load_bytes(skb, off, ports, sizeof(ports)) < 0)
+	/* The destination port: the second half of the first 4 bytes. */
+	if (bpf_skb_load_bytes(skb, off + 2, port.b, sizeof(port.b)) < 0)
 		return;
-	p->port[0] = ports[2];
-	p->port[1] = ports[3];
+	p->port = port.w;
 	p->has_port = 1;
 }
 
@@ -121,6 +170,10 @@ static __always_inline int parse_v4(struct __sk_buff *skb, int egress, struct cg
 		__u16 check;
 		__u8 saddr[4], daddr[4];
 	} h;
+	union {
+		__u8 b[4];
+		__u64 w;
+	} addr = {};
 	__u32 ihl;
 
 	if (bpf_skb_load_bytes(skb, 0, &h, sizeof(h)) < 0)
@@ -128,7 +181,8 @@ static __always_inline int parse_v4(struct __sk_buff *skb, int egress, struct cg
 	ihl = (h.ver_ihl & 0xf) * 4;
 	if (h.ver_ihl >> 4 != 4 || ihl < sizeof(h))
 		return -1;
-	__builtin_memcpy(p->addr, egress ? h.daddr : h.saddr, 4);
+	__builtin_memcpy(addr.b, egress ? h.daddr : h.saddr, 4);
+	p->v4.w[1] = addr.w;
 	p->pclass = pclass_of(h.protocol);
 	/* A non-first fragment carries no transport header. */
 	if (bpf_ntohs(h.frag_off) & IP_OFFSET_MASK)
@@ -143,15 +197,20 @@ static __always_inline int parse_v6(struct __sk_buff *skb, int egress, struct cg
 		__u32 ver_tc_flow;
 		__u16 payload_len;
 		__u8 nexthdr, hop_limit;
-		__u8 saddr[16], daddr[16];
 	} h;
-	__u32 off = sizeof(h);
+	__u32 off = 40; /* the fixed header */
 	__u8 nh;
 
 	if (bpf_skb_load_bytes(skb, 0, &h, sizeof(h)) < 0 || bpf_ntohl(h.ver_tc_flow) >> 28 != 6)
 		return -1;
-	__builtin_memcpy(p->addr, egress ? h.daddr : h.saddr, 16);
+	/* Straight into the key: saddr at 8, daddr at 24. */
+	if (bpf_skb_load_bytes(skb, egress ? 24 : 8, p->v6.k.addr, 16) < 0)
+		return -1;
 	nh = h.nexthdr;
+	/* Unrolled: the verifier knows the outcome of a loop counter's test,
+	 * and without CAP_PERFMON it walks the untaken side of each such
+	 * test too, the rest of the program included, once per pass. */
+#pragma clang loop unroll(full)
 	for (int i = 0; i < CGF_IPV6_EXT_MAX; i++) {
 		__u8 e[8];
 
@@ -189,44 +248,111 @@ static __always_inline int parse_v6(struct __sk_buff *skb, int egress, struct cg
 	return -1;
 }
 
-/* The verdict of one rule set.  A rule set that is not there (a program
- * attached before its maps were synced) drops. */
-static __always_inline int judge(__u32 ruleset, const struct cgf_pkt *p)
+/* The port key's second word: the port table, then the port's bytes. */
+static __always_inline __u64 port_tail(__u16 portset, __u64 port)
+{
+	union {
+		struct {
+			__u16 portset;
+			__u8 port[2];
+		} f;
+		__u64 w;
+	} t = { .f = { .portset = portset } };
+	union {
+		__u8 b[2];
+		__u64 w;
+	} pb = { .w = port };
+
+	t.f.port[0] = pb.b[0];
+	t.f.port[1] = pb.b[1];
+	return t.w;
+}
+
+/*
+ * A node's verdict for a protocol class, and its port table, taken by
+ * shifting a word read whole from the node rather than by indexing the
+ * map value: without CAP_PERFMON the verifier sanitises pointer
+ * arithmetic and refuses an index that is a different constant on
+ * different paths, as the protocol class is.  Shifts on scalars are
+ * not sanitised.  cgroup_skb runs on little-endian hosts only here
+ * (bpfel), where verdict[i] is the i-th byte of the word.
+ */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "verdict[i] is byte i of the word");
+_Static_assert(__builtin_offsetof(struct cgf_rule_node, portset) == 8, "verdict[] + pad is one word");
+_Static_assert(CGF_PC_MAX <= 8 && CGF_PC_PORTED == 2, "a class fits the word and portset[]");
+
+static __always_inline __u32 node_verdict(const struct cgf_rule_node *n, __u32 pc)
+{
+	__u64 w;
+
+	__builtin_memcpy(&w, n->verdict, sizeof(w));
+	return (w >> (pc & 7) * 8) & 0xff;
+}
+
+static __always_inline __u16 node_portset(const struct cgf_rule_node *n, __u32 pc)
+{
+	__u32 w;
+
+	__builtin_memcpy(&w, n->portset, sizeof(w));
+	return w >> (pc & 1) * 16;
+}
+
+/*
+ * The verdict of one rule set, as the map holds it: CGF_V_PASS passes,
+ * anything else drops.  A rule set that is not there (a program
+ * attached before its maps were synced) drops.  v6 is a constant at
+ * each call (decide() is built once per family), and the value is
+ * returned as read rather than folded into two constants: a branch
+ * whose outcome the verifier knows is walked twice without CAP_PERFMON
+ * (see verdict_in_range()), so the fewer of them, the shorter the load.
+ */
+static __always_inline __u32 judge(__u32 ruleset, struct cgf_pkt *p, const int v6)
 {
 	struct cgf_rule_node *n;
 	__u32 pc = p->pclass;
 
-	if (p->v6) {
-		struct cgf_v6_key k = { .prefixlen = 32 + 128, .ruleset = ruleset };
-
-		__builtin_memcpy(k.addr, p->addr, 16);
-		n = bpf_map_lookup_elem(&rules_v6, &k);
+	if (v6) {
+		p->v6.w[0] = lpm_head(32 + 128, ruleset);
+		n = bpf_map_lookup_elem(&rules_v6, &p->v6.k);
 	} else {
-		struct cgf_v4_key k = { .prefixlen = 32 + 32, .ruleset = ruleset };
-
-		__builtin_memcpy(k.addr, p->addr, 4);
-		n = bpf_map_lookup_elem(&rules_v4, &k);
+		p->v4.w[0] = lpm_head(32 + 32, ruleset);
+		n = bpf_map_lookup_elem(&rules_v4, &p->v4.k);
 	}
-	if (!n || pc >= CGF_PC_MAX)
+	if (!n)
 		return CGF_V_DROP;
-	if (pc < CGF_PC_PORTED && p->has_port && n->portset[pc]) {
-		struct cgf_port_key k = {
-			.prefixlen = CGF_PORT_PREFIX_BITS + 16,
-			.ruleset = ruleset,
-			.portset = n->portset[pc],
-			.port = { p->port[0], p->port[1] },
-		};
-		struct cgf_port_verdict *v = bpf_map_lookup_elem(&rules_ports, &k);
+	/* pclass_of() gives only classes below CGF_PC_MAX. */
+	if (pc < CGF_PC_PORTED && p->has_port) {
+		__u16 portset = node_portset(n, pc);
+		union port_key k;
+		struct cgf_port_verdict *v;
 
-		if (v)
-			return v->verdict == CGF_V_PASS ? CGF_V_PASS : CGF_V_DROP;
+		if (portset) {
+			k.w[0] = lpm_head(CGF_PORT_PREFIX_BITS + 16, ruleset);
+			k.w[1] = port_tail(portset, p->port);
+			v = bpf_map_lookup_elem(&rules_ports, &k.k);
+			if (v)
+				return v->verdict;
+		}
 	}
-	return n->verdict[pc] == CGF_V_PASS ? CGF_V_PASS : CGF_V_DROP;
+	return node_verdict(n, pc);
 }
 
 /* Copies of the config and tenant values, taken under their locks (no
- * helper may be called while a lock is held). */
-static __always_inline int read_config(struct cgf_rules_config *ret)
+ * helper may be called while a lock is held), in whole words. */
+struct config_view {
+	__u64 ruleset;
+	__u64 flags;
+	__u64 n_levels;
+	__u64 levels[CGF_TENANT_LEVELS_MAX];
+};
+
+struct tenant_view {
+	__u64 flags;
+	__u64 n_rulesets;
+	__u64 ruleset[CGF_TENANT_RULESETS_MAX];
+};
+
+static __always_inline int read_config(struct config_view *ret)
 {
 	__u32 key = CGF_CONFIG_KEY;
 	struct cgf_rules_config *c = bpf_map_lookup_elem(&config, &key);
@@ -237,12 +363,13 @@ static __always_inline int read_config(struct cgf_rules_config *ret)
 	ret->ruleset = c->ruleset;
 	ret->flags = c->flags;
 	ret->n_levels = c->n_levels;
-	__builtin_memcpy(ret->levels, c->levels, sizeof(ret->levels));
+	for (int i = 0; i < CGF_TENANT_LEVELS_MAX; i++)
+		ret->levels[i] = c->levels[i];
 	bpf_spin_unlock(&c->lock);
 	return 0;
 }
 
-static __always_inline int read_tenant(__u64 id, struct cgf_tenant_entry *ret)
+static __always_inline int read_tenant(__u64 id, struct tenant_view *ret)
 {
 	struct cgf_tenant_entry *e = bpf_map_lookup_elem(&tenants, &id);
 
@@ -251,38 +378,22 @@ static __always_inline int read_tenant(__u64 id, struct cgf_tenant_entry *ret)
 	bpf_spin_lock(&e->lock);
 	ret->flags = e->flags;
 	ret->n_rulesets = e->n_rulesets;
-	__builtin_memcpy(ret->ruleset, e->ruleset, sizeof(ret->ruleset));
+	for (int i = 0; i < CGF_TENANT_RULESETS_MAX; i++)
+		ret->ruleset[i] = e->ruleset[i];
 	bpf_spin_unlock(&e->lock);
 	return 0;
 }
 
-static __always_inline int filter(struct __sk_buff *skb, int egress)
+/* The verdict of the host's rule set and of the socket's tenants, for a
+ * parsed packet of one family. */
+static __always_inline int decide(struct __sk_buff *skb, struct cgf_pkt *p, const int v6)
 {
-	struct cgf_rules_config cfg;
-	struct cgf_tenant_entry e;
-	struct cgf_pkt p = {};
-
-	/* skb->protocol is set on both hooks (ip_output(), ip6_output(),
-	 * the driver on receive); the parsers check the version nibble
-	 * against it, so that a mislabelled packet is not misread. */
-	switch (skb->protocol) {
-	case bpf_htons(ETH_P_IP):
-		if (parse_v4(skb, egress, &p) < 0)
-			return CGF_V_DROP;
-		break;
-	case bpf_htons(ETH_P_IPV6):
-		p.v6 = 1;
-		if (parse_v6(skb, egress, &p) < 0)
-			return CGF_V_DROP;
-		break;
-	default:
-		/* cgroup_skb runs for inet sockets only. */
-		return CGF_V_DROP;
-	}
+	struct config_view cfg;
+	struct tenant_view e;
 
 	if (read_config(&cfg) < 0)
 		return CGF_V_DROP; /* not synced yet: fail closed */
-	if (judge(cfg.ruleset, &p) != CGF_V_PASS)
+	if (judge(cfg.ruleset, p, v6) != CGF_V_PASS)
 		return CGF_V_DROP;
 
 	/*
@@ -290,7 +401,14 @@ static __always_inline int filter(struct __sk_buff *skb, int egress)
 	 * sits, the socket's ancestor there; if that is a host, the
 	 * socket's ancestor one level down is the child whose rule sets
 	 * apply too (a socket in the host itself has none).
+	 *
+	 * Both loops are unrolled, so that each view entry is read at a
+	 * constant stack offset: without CAP_PERFMON the verifier
+	 * sanitises pointer arithmetic, and an index that is a different
+	 * constant on each pass of one instruction fails that ("tried to
+	 * add from different maps, paths or scalars").
 	 */
+#pragma clang loop unroll(full)
 	for (__u32 i = 0; i < CGF_TENANT_LEVELS_MAX; i++) {
 		__u64 id;
 
@@ -309,14 +427,52 @@ static __always_inline int filter(struct __sk_buff *skb, int egress)
 				return CGF_V_DROP;
 			continue;
 		}
+#pragma clang loop unroll(full)
 		for (__u32 j = 0; j < CGF_TENANT_RULESETS_MAX; j++) {
 			if (j >= e.n_rulesets)
 				break;
-			if (judge(e.ruleset[j], &p) != CGF_V_PASS)
+			if (judge(e.ruleset[j], p, v6) != CGF_V_PASS)
 				return CGF_V_DROP;
 		}
 	}
 	return CGF_V_PASS;
+}
+
+static __always_inline int filter(struct __sk_buff *skb, int egress)
+{
+	struct cgf_pkt p = {};
+
+	/* skb->protocol is set on both hooks (ip_output(), ip6_output(),
+	 * the driver on receive); the parsers check the version nibble
+	 * against it, so that a mislabelled packet is not misread. */
+	switch (skb->protocol) {
+	case bpf_htons(ETH_P_IP):
+		if (parse_v4(skb, egress, &p) < 0)
+			return CGF_V_DROP;
+		return decide(skb, &p, 0);
+	case bpf_htons(ETH_P_IPV6):
+		if (parse_v6(skb, egress, &p) < 0)
+			return CGF_V_DROP;
+		return decide(skb, &p, 1);
+	}
+	/* cgroup_skb runs for inet sockets only. */
+	return CGF_V_DROP;
+}
+
+/*
+ * The verdict, with its range said again where the verifier can see it.
+ * Without CAP_PERFMON the verifier sanitises Spectre v1: at a branch
+ * whose outcome it knows (cgf_count()'s test of a verdict it has proven
+ * to be CGF_V_DROP, say) it also walks the side never taken, with the
+ * tested register made unknown, and that walk ends at our exit too.
+ * Clang knows the verdict is 0 or 1 and returns the tested register
+ * as is; the mask, which clang cannot see through, keeps R0 within
+ * cgroup_skb's return range on that path.  One instruction per packet.
+ */
+static __always_inline int verdict_in_range(__u64 v)
+{
+	asm volatile("%[v] &= 1" : [v] "+r"(v));
+	return v;
 }
 
 static __always_inline int run(struct __sk_buff *skb, int egress)
@@ -324,7 +480,7 @@ static __always_inline int run(struct __sk_buff *skb, int egress)
 	int v = filter(skb, egress);
 
 	cgf_count(skb, v);
-	return v;
+	return verdict_in_range(v);
 }
 
 SEC("cgroup_skb/egress")
