@@ -5,7 +5,8 @@
  * The counters every built-in filter keeps: per socket cgroup (as
  * bpf_skb_cgroup_id() gives it: the cgroup of the process that owns the
  * socket, which may lie below the cgroup the program is attached to),
- * packets and bytes passed and dropped.  Included by each *.bpf.c, so
+ * packets and bytes passed, dropped, and passed but counted as would-drop
+ * (audited rules: CGF_V_WOULD_DROP).  Included by each *.bpf.c, so
  * that every object has its own map named "counters".
  */
 #include <linux/bpf.h>
@@ -44,6 +45,9 @@ static __always_inline void cgf_count(struct __sk_buff *skb, int verdict)
 	if (verdict == CGF_V_PASS) {
 		__sync_fetch_and_add(&c->pass_packets, 1);
 		__sync_fetch_and_add(&c->pass_bytes, skb->len);
+	} else if (verdict == CGF_V_WOULD_DROP) {
+		__sync_fetch_and_add(&c->would_drop_packets, 1);
+		__sync_fetch_and_add(&c->would_drop_bytes, skb->len);
 	} else {
 		__sync_fetch_and_add(&c->drop_packets, 1);
 		__sync_fetch_and_add(&c->drop_bytes, skb->len);

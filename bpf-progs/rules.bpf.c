@@ -17,6 +17,13 @@
  * ports.  An IPv6 header chain longer than CGF_IPV6_EXT_MAX, or cut
  * short, is dropped: it cannot be judged, and passing it would let
  * anyone hide a port behind padding headers.
+ *
+ * Audit (a filter's `enforce: false`): each rule set the program applies
+ * is enforced or audited (config's CGF_CONFIG_AUDIT for the host's, a
+ * tenant entry's CGF_TENANT_AUDIT(j) for each of a child's).  A drop by an
+ * audited one is counted as would-drop and the packet passes, unless an
+ * enforced one drops it; so switching a filter between the two is one
+ * value written under its lock, with no program change.
  */
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -256,11 +263,28 @@ static __always_inline int read_tenant(__u64 id, struct cgf_tenant_entry *ret)
 	return 0;
 }
 
+/* A drop that no rule set decides (a packet that cannot be judged, a
+ * child not bound yet): counted as would-drop only when every filter the
+ * program applies is audited, so that an audited filter never lets
+ * through what an enforced one might drop. */
+static __always_inline int unjudged(const struct cgf_rules_config *cfg)
+{
+	return cfg->flags & CGF_CONFIG_AUDIT_ALL ? CGF_V_WOULD_DROP : CGF_V_DROP;
+}
+
+/* CGF_V_PASS, CGF_V_DROP, or CGF_V_WOULD_DROP: passed, but an audited
+ * rule set would have dropped it. */
 static __always_inline int filter(struct __sk_buff *skb, int egress)
 {
 	struct cgf_rules_config cfg;
 	struct cgf_tenant_entry e;
 	struct cgf_pkt p = {};
+	/* A drop by an audited rule set is counted, not made: the packet
+	 * still meets the other rule sets, any enforced one may drop it. */
+	int v = CGF_V_PASS;
+
+	if (read_config(&cfg) < 0)
+		return CGF_V_DROP; /* not synced yet: fail closed */
 
 	/* skb->protocol is set on both hooks (ip_output(), ip6_output(),
 	 * the driver on receive); the parsers check the version nibble
@@ -268,22 +292,23 @@ static __always_inline int filter(struct __sk_buff *skb, int egress)
 	switch (skb->protocol) {
 	case bpf_htons(ETH_P_IP):
 		if (parse_v4(skb, egress, &p) < 0)
-			return CGF_V_DROP;
+			return unjudged(&cfg);
 		break;
 	case bpf_htons(ETH_P_IPV6):
 		p.v6 = 1;
 		if (parse_v6(skb, egress, &p) < 0)
-			return CGF_V_DROP;
+			return unjudged(&cfg);
 		break;
 	default:
 		/* cgroup_skb runs for inet sockets only. */
-		return CGF_V_DROP;
+		return unjudged(&cfg);
 	}
 
-	if (read_config(&cfg) < 0)
-		return CGF_V_DROP; /* not synced yet: fail closed */
-	if (judge(cfg.ruleset, &p) != CGF_V_PASS)
-		return CGF_V_DROP;
+	if (judge(cfg.ruleset, &p) != CGF_V_PASS) {
+		if (!(cfg.flags & CGF_CONFIG_AUDIT))
+			return CGF_V_DROP;
+		v = CGF_V_WOULD_DROP;
+	}
 
 	/*
 	 * Tenants: for each level at which a tenant host of this filter
@@ -305,18 +330,24 @@ static __always_inline int filter(struct __sk_buff *skb, int egress)
 		if (!id)
 			continue;
 		if (read_tenant(id, &e) < 0 || !(e.flags & CGF_TENANT_CHILD)) {
-			if (cfg.flags & CGF_CONFIG_FAIL_CLOSED)
-				return CGF_V_DROP;
+			if (cfg.flags & CGF_CONFIG_FAIL_CLOSED) {
+				if (unjudged(&cfg) == CGF_V_DROP)
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 			continue;
 		}
 		for (__u32 j = 0; j < CGF_TENANT_RULESETS_MAX; j++) {
 			if (j >= e.n_rulesets)
 				break;
-			if (judge(e.ruleset[j], &p) != CGF_V_PASS)
-				return CGF_V_DROP;
+			if (judge(e.ruleset[j], &p) != CGF_V_PASS) {
+				if (!(e.flags & CGF_TENANT_AUDIT(j)))
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 		}
 	}
-	return CGF_V_PASS;
+	return v;
 }
 
 static __always_inline int run(struct __sk_buff *skb, int egress)
@@ -324,7 +355,8 @@ static __always_inline int run(struct __sk_buff *skb, int egress)
 	int v = filter(skb, egress);
 
 	cgf_count(skb, v);
-	return v;
+	/* Would-drop passes: only audited rule sets wanted it dropped. */
+	return v == CGF_V_DROP ? CGF_V_DROP : CGF_V_PASS;
 }
 
 SEC("cgroup_skb/egress")
