@@ -4,7 +4,8 @@
  * planner (filter-maps.c) say what to change, apply it; and read the
  * counters every built-in object keeps.  The file of the filters'
  * userspace that makes bpf() calls (filter-maps.c makes none): map
- * element reads and writes only, on fds the caller opened (the kernel
+ * element reads and writes only (and the counters map's value size from
+ * its info), on fds the caller opened (the kernel
  * edge's cgf_kernel_map_fd(), or a test's); programs, pins and
  * attachments are the kernel edge's (kernel.c, kernel-progs.c).
  */
