@@ -46,6 +46,9 @@
  * a zeroed value drops, so that anything half-initialised fails closed. */
 #define CGF_V_DROP 0
 #define CGF_V_PASS 1
+/* Never stored nor returned: what the rules program counts for a packet
+ * that only audited rule sets would drop (it returns CGF_V_PASS then). */
+#define CGF_V_WOULD_DROP 2
 
 /* Protocol classes: each rule node has a verdict per class. */
 enum {
@@ -58,16 +61,35 @@ enum {
 };
 #define CGF_PC_PORTED 2 /* the classes with ports: TCP and UDP */
 
+/*
+ * Every packet a program judged is counted once, as passed, dropped, or
+ * would-drop: passed only because each rule set that would drop it is
+ * audited (the filter's `enforce: false`).  The would-drop fields came
+ * later: a map created before them has values of
+ * CGF_COUNTERS_SIZE_V1 bytes, which userspace still reads (the value
+ * size is the map's, read from the kernel).
+ */
 struct cgf_counters {
 	__u64 pass_packets;
 	__u64 pass_bytes; /* skb->len: from the network header, GSO packets as one */
 	__u64 drop_packets;
 	__u64 drop_bytes;
+	__u64 would_drop_packets;
+	__u64 would_drop_bytes;
 };
+#define CGF_COUNTERS_SIZE_V1 32 /* pass and drop only */
 
 /* config[0]: the host's rule set and how tenants are found. */
 #define CGF_CONFIG_KEY 0
 #define CGF_CONFIG_FAIL_CLOSED (1u << 0) /* a child of a tenant host without an entry: drop */
+/* The host filter is audited: a drop by its rule set is counted as
+ * would-drop, and the packet goes on to the tenants' rule sets. */
+#define CGF_CONFIG_AUDIT (1u << 1)
+/* Every filter the program applies is audited, the host's and every
+ * tenant filter any child may get: then what no single rule set decides
+ * (a packet that cannot be judged, a child of a host not bound yet) is
+ * counted as would-drop too, instead of dropped. */
+#define CGF_CONFIG_AUDIT_ALL (1u << 2)
 struct cgf_rules_config {
 	struct bpf_spin_lock lock;
 	__u32 ruleset;  /* the host filter's rule set; never 0 once synced */
@@ -80,6 +102,9 @@ struct cgf_rules_config {
  * attached there with tenants:), a child of one, or both. */
 #define CGF_TENANT_HOST (1u << 0)
 #define CGF_TENANT_CHILD (1u << 1)
+/* CHILD: ruleset[j] is of an audited tenant filter (bits 8 to 15). */
+#define CGF_TENANT_AUDIT_SHIFT 8
+#define CGF_TENANT_AUDIT(j) (1u << (CGF_TENANT_AUDIT_SHIFT + (j)))
 struct cgf_tenant_entry {
 	struct bpf_spin_lock lock;
 	__u32 flags;

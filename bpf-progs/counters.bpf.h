@@ -5,7 +5,8 @@
  * The counters every built-in filter keeps: per socket cgroup (as
  * bpf_skb_cgroup_id() gives it: the cgroup of the process that owns the
  * socket, which may lie below the cgroup the program is attached to),
- * packets and bytes passed and dropped.  Included by each *.bpf.c, so
+ * packets and bytes passed, dropped, and passed but counted as would-drop
+ * (audited rules: CGF_V_WOULD_DROP).  Included by each *.bpf.c, so
  * that every object has its own map named "counters".
  */
 #include <linux/bpf.h>
@@ -45,7 +46,8 @@ static __always_inline void cgf_count(struct __sk_buff *skb, int verdict)
 		__sync_fetch_and_add(&c->pass_packets, 1);
 		__sync_fetch_and_add(&c->pass_bytes, skb->len);
 		/*
-		 * Keeps the branches apart.  Otherwise clang merges them
+		 * Keeps the branches apart (inline assembly is never sunk
+		 * into a common successor).  Otherwise clang merges them
 		 * into one add at "c + (pass ? 0 : 16)", and a caller that
 		 * has proven its verdict walks that one instruction with a
 		 * different constant offset on each path, which the
@@ -54,6 +56,10 @@ static __always_inline void cgf_count(struct __sk_buff *skb, int verdict)
 		 * scalars").
 		 */
 		asm volatile("" ::: "memory");
+	} else if (verdict == CGF_V_WOULD_DROP) {
+		__sync_fetch_and_add(&c->would_drop_packets, 1);
+		__sync_fetch_and_add(&c->would_drop_bytes, skb->len);
+		asm volatile("" ::: "memory"); /* as above */
 	} else {
 		__sync_fetch_and_add(&c->drop_packets, 1);
 		__sync_fetch_and_add(&c->drop_bytes, skb->len);

@@ -17,6 +17,13 @@
  * ports.  An IPv6 header chain longer than CGF_IPV6_EXT_MAX, or cut
  * short, is dropped: it cannot be judged, and passing it would let
  * anyone hide a port behind padding headers.
+ *
+ * Audit (a filter's `enforce: false`): each rule set the program applies
+ * is enforced or audited (config's CGF_CONFIG_AUDIT for the host's, a
+ * tenant entry's CGF_TENANT_AUDIT(j) for each of a child's).  A drop by an
+ * audited one is counted as would-drop and the packet passes, unless an
+ * enforced one drops it; so switching a filter between the two is one
+ * value written under its lock, with no program change.
  */
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -384,17 +391,32 @@ static __always_inline int read_tenant(__u64 id, struct tenant_view *ret)
 	return 0;
 }
 
-/* The verdict of the host's rule set and of the socket's tenants, for a
- * parsed packet of one family. */
-static __always_inline int decide(struct __sk_buff *skb, struct cgf_pkt *p, const int v6)
+/* A drop that no rule set decides (a packet that cannot be judged, a
+ * child not bound yet): counted as would-drop only when every filter the
+ * program applies is audited, so that an audited filter never lets
+ * through what an enforced one might drop. */
+static __always_inline int unjudged(const struct config_view *cfg)
 {
-	struct config_view cfg;
-	struct tenant_view e;
+	return cfg->flags & CGF_CONFIG_AUDIT_ALL ? CGF_V_WOULD_DROP : CGF_V_DROP;
+}
 
-	if (read_config(&cfg) < 0)
-		return CGF_V_DROP; /* not synced yet: fail closed */
-	if (judge(cfg.ruleset, p, v6) != CGF_V_PASS)
-		return CGF_V_DROP;
+/* The verdict of the host's rule set and of the socket's tenants, for a
+ * parsed packet of one family: CGF_V_PASS, CGF_V_DROP, or
+ * CGF_V_WOULD_DROP (passed, but an audited rule set would have dropped
+ * it). */
+static __always_inline int decide(struct __sk_buff *skb, struct cgf_pkt *p,
+				  const struct config_view *cfg, const int v6)
+{
+	struct tenant_view e;
+	/* A drop by an audited rule set is counted, not made: the packet
+	 * still meets the other rule sets, any enforced one may drop it. */
+	int v = CGF_V_PASS;
+
+	if (judge(cfg->ruleset, p, v6) != CGF_V_PASS) {
+		if (!(cfg->flags & CGF_CONFIG_AUDIT))
+			return CGF_V_DROP;
+		v = CGF_V_WOULD_DROP;
+	}
 
 	/*
 	 * Tenants: for each level at which a tenant host of this filter
@@ -412,35 +434,45 @@ static __always_inline int decide(struct __sk_buff *skb, struct cgf_pkt *p, cons
 	for (__u32 i = 0; i < CGF_TENANT_LEVELS_MAX; i++) {
 		__u64 id;
 
-		if (i >= cfg.n_levels)
+		if (i >= cfg->n_levels)
 			break;
-		id = bpf_skb_ancestor_cgroup_id(skb, cfg.levels[i]);
+		id = bpf_skb_ancestor_cgroup_id(skb, cfg->levels[i]);
 		if (!id)
 			continue;
 		if (read_tenant(id, &e) < 0 || !(e.flags & CGF_TENANT_HOST))
 			continue;
-		id = bpf_skb_ancestor_cgroup_id(skb, cfg.levels[i] + 1);
+		id = bpf_skb_ancestor_cgroup_id(skb, cfg->levels[i] + 1);
 		if (!id)
 			continue;
 		if (read_tenant(id, &e) < 0 || !(e.flags & CGF_TENANT_CHILD)) {
-			if (cfg.flags & CGF_CONFIG_FAIL_CLOSED)
-				return CGF_V_DROP;
+			if (cfg->flags & CGF_CONFIG_FAIL_CLOSED) {
+				if (unjudged(cfg) == CGF_V_DROP)
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 			continue;
 		}
 #pragma clang loop unroll(full)
 		for (__u32 j = 0; j < CGF_TENANT_RULESETS_MAX; j++) {
 			if (j >= e.n_rulesets)
 				break;
-			if (judge(e.ruleset[j], p, v6) != CGF_V_PASS)
-				return CGF_V_DROP;
+			if (judge(e.ruleset[j], p, v6) != CGF_V_PASS) {
+				if (!(e.flags & CGF_TENANT_AUDIT(j)))
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 		}
 	}
-	return CGF_V_PASS;
+	return v;
 }
 
 static __always_inline int filter(struct __sk_buff *skb, int egress)
 {
+	struct config_view cfg;
 	struct cgf_pkt p = {};
+
+	if (read_config(&cfg) < 0)
+		return CGF_V_DROP; /* not synced yet: fail closed */
 
 	/* skb->protocol is set on both hooks (ip_output(), ip6_output(),
 	 * the driver on receive); the parsers check the version nibble
@@ -448,15 +480,15 @@ static __always_inline int filter(struct __sk_buff *skb, int egress)
 	switch (skb->protocol) {
 	case bpf_htons(ETH_P_IP):
 		if (parse_v4(skb, egress, &p) < 0)
-			return CGF_V_DROP;
-		return decide(skb, &p, 0);
+			return unjudged(&cfg);
+		return decide(skb, &p, &cfg, 0);
 	case bpf_htons(ETH_P_IPV6):
 		if (parse_v6(skb, egress, &p) < 0)
-			return CGF_V_DROP;
-		return decide(skb, &p, 1);
+			return unjudged(&cfg);
+		return decide(skb, &p, &cfg, 1);
 	}
 	/* cgroup_skb runs for inet sockets only. */
-	return CGF_V_DROP;
+	return unjudged(&cfg);
 }
 
 /*
@@ -480,7 +512,8 @@ static __always_inline int run(struct __sk_buff *skb, int egress)
 	int v = filter(skb, egress);
 
 	cgf_count(skb, v);
-	return verdict_in_range(v);
+	/* Would-drop passes: only audited rule sets wanted it dropped. */
+	return verdict_in_range(v == CGF_V_DROP ? CGF_V_DROP : CGF_V_PASS);
 }
 
 SEC("cgroup_skb/egress")

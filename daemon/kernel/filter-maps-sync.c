@@ -4,12 +4,14 @@
  * planner (filter-maps.c) say what to change, apply it; and read the
  * counters every built-in object keeps.  The file of the filters'
  * userspace that makes bpf() calls (filter-maps.c makes none): map
- * element reads and writes only, on fds the caller opened (the kernel
+ * element reads and writes only (and the counters map's value size from
+ * its info), on fds the caller opened (the kernel
  * edge's cgf_kernel_map_fd(), or a test's); programs, pins and
  * attachments are the kernel edge's (kernel.c, kernel-progs.c).
  */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -181,53 +183,90 @@ int cgf_filter_maps_synced(int config_fd) {
 	return errno == ENOENT ? 0 : -errno;
 }
 
+int cgf_filter_maps_audited(int config_fd) {
+	uint32_t key = CGF_CONFIG_KEY;
+	struct cgf_rules_config v;
+
+	if (bpf_map_lookup_elem(config_fd, &key, &v) < 0)
+		return -errno;
+	return !!(v.flags & CGF_CONFIG_AUDIT);
+}
+
+/* A counters map's per-CPU values: one buffer for a lookup, and the size
+ * of one CPU's value.  A map created before the would-drop fields has
+ * CGF_COUNTERS_SIZE_V1-byte values (an object pinned by an older daemon,
+ * still attached until a reconcile replaces it); its would-drop reads 0. */
+struct counters_buf {
+	uint8_t *values;
+	size_t value_size; /* rounded up to 8 bytes per CPU, as the kernel copies them */
+	int n_cpus;
+};
+
+static void counters_buf_done(struct counters_buf *b) {
+	free(b->values);
+}
+
+static int counters_buf_init(int fd, struct counters_buf *ret) {
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+	int n_cpus = libbpf_num_possible_cpus();
+
+	if (n_cpus <= 0)
+		return n_cpus < 0 ? n_cpus : -EINVAL;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+		return -errno;
+	if (info.value_size != CGF_COUNTERS_SIZE_V1 && info.value_size != sizeof(struct cgf_counters))
+		return -EPROTO; /* not a counters map of ours */
+	*ret = (struct counters_buf) { .value_size = (info.value_size + 7) & ~7u, .n_cpus = n_cpus };
+	ret->values = calloc((size_t) n_cpus, ret->value_size);
+	return ret->values ? 0 : -ENOMEM;
+}
+
 /* One per-CPU value of the counters map, summed. */
-static int counters_lookup(int fd, uint64_t id, struct cgf_counters *values, int n_cpus,
-			   struct cgf_counters *ret) {
+static int counters_lookup(int fd, uint64_t id, struct counters_buf *b, struct cgf_counters *ret) {
 	struct cgf_counters sum = {};
 
-	if (bpf_map_lookup_elem(fd, &id, values) < 0)
+	if (bpf_map_lookup_elem(fd, &id, b->values) < 0)
 		return -errno;
-	/* A per-CPU value is rounded up to 8 bytes per CPU; ours is a
-	 * multiple of 8 already, so the array indexes right. */
-	for (int c = 0; c < n_cpus; c++) {
-		sum.pass_packets += values[c].pass_packets;
-		sum.pass_bytes += values[c].pass_bytes;
-		sum.drop_packets += values[c].drop_packets;
-		sum.drop_bytes += values[c].drop_bytes;
+	for (int c = 0; c < b->n_cpus; c++) {
+		struct cgf_counters v = {};
+
+		memcpy(&v, b->values + (size_t) c * b->value_size, b->value_size < sizeof(v) ? b->value_size : sizeof(v));
+		sum.pass_packets += v.pass_packets;
+		sum.pass_bytes += v.pass_bytes;
+		sum.drop_packets += v.drop_packets;
+		sum.drop_bytes += v.drop_bytes;
+		sum.would_drop_packets += v.would_drop_packets;
+		sum.would_drop_bytes += v.would_drop_bytes;
 	}
 	*ret = sum;
 	return 0;
 }
 
 _Static_assert(sizeof(struct cgf_counters) % 8 == 0, "per-CPU values are 8-byte aligned");
+_Static_assert(CGF_COUNTERS_SIZE_V1 == offsetof(struct cgf_counters, would_drop_packets), "the old layout is a prefix");
 
 int cgf_counters_read(int map_fd, uint64_t cgroup_id, struct cgf_counters *ret) {
-	_cleanup_free_ struct cgf_counters *values = NULL;
-	int n_cpus = libbpf_num_possible_cpus();
+	_cleanup_(counters_buf_done) struct counters_buf b = {};
+	int r;
 
-	if (n_cpus <= 0)
-		return n_cpus < 0 ? n_cpus : -EINVAL;
-	values = calloc((size_t) n_cpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
-	return counters_lookup(map_fd, cgroup_id, values, n_cpus, ret);
+	r = counters_buf_init(map_fd, &b);
+	if (r < 0)
+		return r;
+	return counters_lookup(map_fd, cgroup_id, &b, ret);
 }
 
 int cgf_counters_foreach(int map_fd,
 			 int (*cb)(uint64_t cgroup_id, const struct cgf_counters *c, void *userdata),
 			 void *userdata) {
-	_cleanup_free_ struct cgf_counters *values = NULL;
-	int n_cpus = libbpf_num_possible_cpus();
+	_cleanup_(counters_buf_done) struct counters_buf b = {};
 	uint64_t key = 0, next;
 	bool first = true;
 	int r;
 
-	if (n_cpus <= 0)
-		return n_cpus < 0 ? n_cpus : -EINVAL;
-	values = calloc((size_t) n_cpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
+	r = counters_buf_init(map_fd, &b);
+	if (r < 0)
+		return r;
 	for (;;) {
 		struct cgf_counters sum;
 
@@ -235,7 +274,7 @@ int cgf_counters_foreach(int map_fd,
 			return errno == ENOENT ? 0 : -errno;
 		first = false;
 		key = next;
-		r = counters_lookup(map_fd, key, values, n_cpus, &sum);
+		r = counters_lookup(map_fd, key, &b, &sum);
 		if (r == -ENOENT)
 			continue;
 		if (r < 0)

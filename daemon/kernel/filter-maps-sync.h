@@ -35,6 +35,10 @@ int cgf_filter_maps_sync_want(const struct cgf_filter_maps_want *want,
 /* Has the object's config map been written (1), or not yet (0)?  Or -errno. */
 int cgf_filter_maps_synced(int config_fd);
 
+/* Does the object's config say that its host filter is audited
+ * (enforce: false) (1), or enforced (0)?  -ENOENT before the first sync. */
+int cgf_filter_maps_audited(int config_fd);
+
 /* The counters of one cgroup, summed over the CPUs; -ENOENT when the
  * program has not counted a packet of it. */
 int cgf_counters_read(int map_fd, uint64_t cgroup_id, struct cgf_counters *ret);

@@ -53,7 +53,26 @@ static int read_counters(struct cgf_kernel *k, const struct cgf_kernel_prog *our
 		.pass_bytes = c.pass_bytes,
 		.drop_packets = c.drop_packets,
 		.drop_bytes = c.drop_bytes,
+		.would_drop_packets = c.would_drop_packets,
+		.would_drop_bytes = c.would_drop_bytes,
 	};
+	return 0;
+}
+
+/* Whether a rules filter is audited, from its config map; anything else
+ * (another type: no config map; not synced yet) stays unknown. */
+static int read_enforce(struct cgf_kernel *k, const struct cgf_kernel_prog *ours, struct cgf_status_prog *p) {
+	_cleanup_close_ int fd = cgf_kernel_map_fd(k, ours->filter, ours->identity, cgf_rmap_name(CGF_RMAP_CONFIG));
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	r = cgf_filter_maps_audited(fd);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	p->enforce = r ? CGF_STATUS_AUDITED : CGF_STATUS_ENFORCED;
 	return 0;
 }
 
@@ -62,6 +81,7 @@ static int describe(struct cgf_kernel *k, const struct cgf_actual *a, const stru
 	const struct cgf_actual_entry *e = NULL;
 	const struct cgf_actual_list *at = holder(a, own->cgroup, own->direction, prog_id, &e);
 	const struct cgf_kernel_prog *ours = cgf_kernel_find_prog(k, prog_id);
+	int r;
 
 	*ret = (struct cgf_status_prog) {
 		.prog_id = prog_id,
@@ -76,7 +96,12 @@ static int describe(struct cgf_kernel *k, const struct cgf_actual *a, const stru
 		ret->preorder = e->preorder;
 		ret->attach_flags = at->flags | (e->preorder ? CGF_ATTACH_PREORDER : 0);
 	}
-	return ours ? read_counters(k, ours, cgroup_id, ret) : 0;
+	if (!ours)
+		return 0;
+	r = read_enforce(k, ours, ret);
+	if (r < 0)
+		return r;
+	return read_counters(k, ours, cgroup_id, ret);
 }
 
 /* The seed's rule, seen from below: a program attached below a

@@ -7,9 +7,10 @@
  * query, attach and detach through lib/cgbpf-sys.c, which has the fields
  * libbpf 1.1 lacks; names and links through libbpf) and kernel-progs.c
  * (load, pin, adopt, prune counters; libbpf).  The only other bpf()
- * calls are map element reads and writes in filter-maps-sync.c, on map
- * fds this edge hands out (cgf_kernel_map_fd(): maps-sync.c's rules,
- * kernel-status.c's counters); filter-object.c uses libbpf to parse
+ * calls are map element reads and writes in filter-maps-sync.c (and a
+ * counters map's info, for its value size), on map fds this edge hands
+ * out (cgf_kernel_map_fd(): maps-sync.c's rules, kernel-status.c's
+ * counters and config); filter-object.c uses libbpf to parse
  * objects only, libbpf-log.c to take its messages.  It reads the lists
  * into an actual state, runs a plan's actions, and keeps our programs
  * pinned under the pin root (/sys/fs/bpf/cgfilterd):

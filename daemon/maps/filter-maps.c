@@ -47,6 +47,8 @@ static const struct {
 _Static_assert(sizeof(struct cgf_v6_key) <= CGF_RMAP_KEY_MAX, "key room");
 _Static_assert(sizeof(struct cgf_tenant_entry) <= CGF_RMAP_VALUE_MAX, "value room");
 _Static_assert(sizeof(struct cgf_rules_config) <= CGF_RMAP_VALUE_MAX, "value room");
+/* A child's audit bits fit beside HOST and CHILD, one per rule set. */
+_Static_assert(CGF_TENANT_AUDIT_SHIFT > 1 && CGF_TENANT_AUDIT_SHIFT + CGF_TENANT_RULESETS_MAX <= 32, "audit bits");
 /* The rule set id sits at the same place in every LPM key. */
 _Static_assert(offsetof(struct cgf_v4_key, ruleset) == 4, "ruleset offset");
 _Static_assert(offsetof(struct cgf_v6_key, ruleset) == 4, "ruleset offset");
@@ -1003,6 +1005,8 @@ static int plan_config(const struct cgf_filter_maps_want *want, const struct cur
 
 	cfg.ruleset = host_set_id;
 	cfg.flags = want->fail_closed_unknown_children ? CGF_CONFIG_FAIL_CLOSED : 0;
+	if (want->filter->audit)
+		cfg.flags |= CGF_CONFIG_AUDIT | (want->audit_all ? CGF_CONFIG_AUDIT_ALL : 0);
 	n_levels = 0;
 	if (want->partial && (c = current_find(ix, &key))) {
 		memcpy(&old, c->value, sizeof(old));
@@ -1138,8 +1142,11 @@ static int build_tenants_collect(struct build *b) {
 			return r;
 		t = &b->tw[b->n_tw - 1];
 		t->v.n_rulesets = (uint32_t) binding->n_filters;
-		for (size_t j = 0; j < binding->n_filters; j++, s++)
+		for (size_t j = 0; j < binding->n_filters; j++, s++) {
 			t->v.ruleset[j] = b->p->want[b->binding_sets[s]].id;
+			if (binding->filters[j]->audit)
+				t->v.flags |= CGF_TENANT_AUDIT(j);
+		}
 	}
 	return 0;
 }
@@ -1395,4 +1402,36 @@ int cgf_filter_maps_plan(const struct cgf_filter_maps_want *want,
 	*ret_ops = TAKE_PTR(p.ops);
 	*ret_n_ops = p.n_ops;
 	return 0;
+}
+
+/* The attachment's carrier of direction d: its first rules filter of d. */
+static const struct cgf_filter *carrier_of(const struct cgf_policy *p, const struct cgf_attachment *a,
+					   enum cgf_direction d) {
+	for (size_t i = 0; i < a->n_filters; i++) {
+		const struct cgf_filter *x = cgf_policy_find_filter(p, a->filters[i].filter);
+
+		if (x && x->type == CGF_FILTER_RULES && x->direction == d)
+			return x;
+	}
+	return NULL;
+}
+
+bool cgf_filter_audits_all(const struct cgf_policy *p, const struct cgf_filter *f) {
+	if (!f->audit)
+		return false;
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const struct cgf_attachment *a = &p->attachments[i];
+
+		if (a->n_tenants == 0 || carrier_of(p, a, f->direction) != f)
+			continue;
+		for (size_t t = 0; t < a->n_tenants; t++)
+			for (size_t j = 0; j < a->tenants[t].n_filters; j++) {
+				const struct cgf_filter *x = cgf_policy_find_filter(p, a->tenants[t].filters[j].filter);
+
+				/* Unknown: a policy the validator refuses; say no. */
+				if (!x || (x->direction == f->direction && !x->audit))
+					return false;
+			}
+	}
+	return true;
 }

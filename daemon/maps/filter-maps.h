@@ -86,6 +86,13 @@ struct cgf_filter_maps_want {
 	/* A socket in a child of a host (or below one) that has no binding:
 	 * drop (true), or the host's rules only (false). */
 	bool fail_closed_unknown_children;
+	/* filter is audited (filter->audit), and so is every tenant filter
+	 * that any child may get through it: cgf_filter_audits_all().  Then
+	 * what no rule set decides (a packet that cannot be judged, an
+	 * unknown child) is counted as would-drop instead of dropped.  The
+	 * tenant filters that bindings name say themselves whether they are
+	 * audited. */
+	bool audit_all;
 	/* Partial: the hosts and bindings above are only those of one event's
 	 * cgroups, and scope_ids (sorted, each once) are all the tenant
 	 * entries this want speaks for: those cgroups and the ones that went
@@ -96,6 +103,15 @@ struct cgf_filter_maps_want {
 	const uint64_t *scope_ids;
 	size_t n_scope_ids;
 };
+
+/*
+ * Is f audited (enforce: false), and so is every tenant filter of its
+ * direction that an attachment applies through it (f as the attachment's
+ * first rules filter of that direction)?  Decided from the policy, not
+ * from the children that exist: a child created later may get any of
+ * them, and until it is bound an enforced one must find it dropped.
+ */
+bool cgf_filter_audits_all(const struct cgf_policy *p, const struct cgf_filter *f);
 
 enum cgf_map_op_kind {
 	CGF_MAP_UPDATE,

@@ -186,6 +186,8 @@ static struct cgf_status_counters filter_sum(const struct cgf_status_list *l, si
 		sum.pass_bytes += p->counters.pass_bytes;
 		sum.drop_packets += p->counters.drop_packets;
 		sum.drop_bytes += p->counters.drop_bytes;
+		sum.would_drop_packets += p->counters.would_drop_packets;
+		sum.would_drop_bytes += p->counters.would_drop_bytes;
 	}
 	return sum;
 }
@@ -206,8 +208,10 @@ static void counters(const struct cgf_status *s, FILE *f, bool bytes) {
 	const char *name = bytes ? "cgfilterd_bytes_total" : "cgfilterd_packets_total";
 
 	family(f, name, "counter",
-	       bytes ? "Bytes of the cgroup's sockets that the filter let pass or dropped, per direction."
-		     : "Packets of the cgroup's sockets that the filter let pass or dropped, per direction.");
+	       bytes ? "Bytes of the cgroup's sockets that the filter let pass, dropped, or would have "
+		       "dropped but let pass (audited rules), per direction."
+		     : "Packets of the cgroup's sockets that the filter let pass, dropped, or would have "
+		       "dropped but let pass (audited rules), per direction.");
 	for (size_t i = 0; i < s->n_lists; i++) {
 		const struct cgf_status_list *l = &s->lists[i];
 
@@ -221,10 +225,14 @@ static void counters(const struct cgf_status *s, FILE *f, bool bytes) {
 				       bytes ? c.pass_bytes : c.pass_packets);
 			counter_sample(f, name, l, filter_of(prog_at(l, j)), "drop",
 				       bytes ? c.drop_bytes : c.drop_packets);
-			/* Audit mode (a later part of issue 13) adds a third
-			 * verdict here, "would_drop": what a filter in audit
-			 * mode let pass but would have dropped.  No object
-			 * counts it yet, so no sample claims it. */
+			/* A third value of the same label, not a family of
+			 * its own: each packet is counted under one verdict,
+			 * so the sum over verdict is every packet judged.
+			 * Written for every filter, 0 where nothing is
+			 * audited, so that no series appears only once a
+			 * filter is switched to audit. */
+			counter_sample(f, name, l, filter_of(prog_at(l, j)), "would_drop",
+				       bytes ? c.would_drop_bytes : c.would_drop_packets);
 		}
 	}
 }

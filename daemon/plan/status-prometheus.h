@@ -12,6 +12,7 @@
  *   # TYPE cgfilterd_packets_total counter
  *   cgfilterd_packets_total{cgroup="web.slice",direction="egress",filter="web",verdict="pass"} 1234567
  *   cgfilterd_packets_total{cgroup="web.slice",direction="egress",filter="web",verdict="drop"} 3
+ *   cgfilterd_packets_total{cgroup="web.slice",direction="egress",filter="web",verdict="would_drop"} 0
  *
  * Families, each with its HELP and TYPE once, before its samples:
  *
@@ -33,8 +34,10 @@
  *
  * Packets and bytes: per list (cgroup, direction), for each of our
  * filters that runs there (effective, or in the cgroup's own list), what
- * its counters map holds for that cgroup's sockets, verdict "pass" and
- * "drop".  A filter loaded as two objects at once (two identities, while
+ * its counters map holds for that cgroup's sockets, verdict "pass",
+ * "drop" and "would_drop" (passed only because the rules that would drop
+ * it are audited: enforce: false); each packet under one verdict, so the
+ * sum over verdict is every packet the filter judged.  A filter loaded as two objects at once (two identities, while
  * one replaces the other) is their sum; one object attached at two levels
  * shares one map and is counted once.  Foreign programs have no counters.
  *

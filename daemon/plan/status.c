@@ -186,6 +186,7 @@ enum column {
 	COL_FLAGS,
 	COL_PASS,
 	COL_DROP,
+	COL_WOULD_DROP,
 	_COL_MAX,
 };
 
@@ -201,6 +202,7 @@ static const struct {
 	[COL_FLAGS] = { "FLAGS", false },
 	[COL_PASS] = { "PASS", false },
 	[COL_DROP] = { "DROP", false },
+	[COL_WOULD_DROP] = { "WOULD DROP", false },
 };
 
 #define INDENT "  "
@@ -339,7 +341,8 @@ static int prog_cells(const struct cgf_status_list *l, const struct cgf_status_p
 	cells[COL_NAME] = TAKE_PTR(name);
 	if (!p->ours)
 		cells[COL_OWNER] = strdup("foreign");
-	else if (asprintf(&cells[COL_OWNER], "ours: %s", filter) < 0)
+	else if (asprintf(&cells[COL_OWNER], "ours: %s%s", filter,
+			  p->enforce == CGF_STATUS_AUDITED ? " (audit)" : "") < 0)
 		cells[COL_OWNER] = NULL;
 	cells[COL_ATTACHED_AT] = TAKE_PTR(at);
 	r = cgf_attach_flags_to_string(p->attach_flags | (p->preorder ? CGF_ATTACH_PREORDER : 0), &cells[COL_FLAGS]);
@@ -347,11 +350,14 @@ static int prog_cells(const struct cgf_status_list *l, const struct cgf_status_p
 		goto oom;
 	if (p->has_counters) {
 		if (format_counter(p->counters.pass_packets, p->counters.pass_bytes, &cells[COL_PASS]) < 0 ||
-		    format_counter(p->counters.drop_packets, p->counters.drop_bytes, &cells[COL_DROP]) < 0)
+		    format_counter(p->counters.drop_packets, p->counters.drop_bytes, &cells[COL_DROP]) < 0 ||
+		    format_counter(p->counters.would_drop_packets, p->counters.would_drop_bytes,
+				   &cells[COL_WOULD_DROP]) < 0)
 			goto oom;
 	} else {
 		cells[COL_PASS] = strdup("-");
 		cells[COL_DROP] = strdup("-");
+		cells[COL_WOULD_DROP] = strdup("-");
 	}
 	for (size_t i = 0; i < _COL_MAX; i++)
 		if (!cells[i])
@@ -374,12 +380,18 @@ static void prog_json(const struct cgf_status_list *l, const struct cgf_status_p
 	cgf_json_field_attach_flags(j, "attach_flags", p->attach_flags);
 	cgf_json_field_u64(j, "attach_flags_raw", p->attach_flags);
 	cgf_json_field_bool(j, "preorder", p->preorder);
+	if (p->enforce == CGF_STATUS_ENFORCE_UNKNOWN)
+		cgf_json_field_null(j, "enforce");
+	else
+		cgf_json_field_bool(j, "enforce", p->enforce == CGF_STATUS_ENFORCED);
 	if (p->has_counters) {
 		cgf_json_field_object_begin(j, "counters");
 		cgf_json_field_u64(j, "pass_packets", p->counters.pass_packets);
 		cgf_json_field_u64(j, "pass_bytes", p->counters.pass_bytes);
 		cgf_json_field_u64(j, "drop_packets", p->counters.drop_packets);
 		cgf_json_field_u64(j, "drop_bytes", p->counters.drop_bytes);
+		cgf_json_field_u64(j, "would_drop_packets", p->counters.would_drop_packets);
+		cgf_json_field_u64(j, "would_drop_bytes", p->counters.would_drop_bytes);
 		cgf_json_object_end(j);
 	} else
 		cgf_json_field_null(j, "counters");

@@ -19,24 +19,27 @@
  *
  *   kernel 6.1.0-cgf: preorder yes, ordering yes, revision yes
  *
- *     #  ID  NAME      OWNER       ATTACHED AT  FLAGS           PASS          DROP
+ *     #  ID  NAME      OWNER       ATTACHED AT  FLAGS           PASS          DROP    WOULD DROP
  *   .          egress   mode multi  rev 3
- *     0  10  cgf_base  ours: base  .            multi           100/6.2K      2/128B
+ *     0  10  cgf_base  ours: base  .            multi           100/6.2K      2/128B  0/0B
  *
  *   web.slice  egress   mode multi  rev 7
- *     0  42  acme_fw   foreign     web.slice    multi|preorder  -             -
- *     1  10  cgf_base  ours: base  .            multi           100/6.2K      2/128B
- *     2  51  cgf_web   ours: web   web.slice    multi           1234567/1.5K  0/0B
+ *     0  42  acme_fw   foreign     web.slice    multi|preorder  -             -       -
+ *     1  10  cgf_base  ours: base  .            multi           100/6.2K      2/128B  0/0B
+ *     2  51  cgf_web   ours: web (audit)  web.slice  multi       1234567/1.5K  0/0B    7/448B
  *     note: foreign program 42 runs before ours: preorder
  *
  *   - only lists with a program (own or effective) or a note;
  *   - the effective programs in execution order (#), then any program of
  *     the cgroup's own list that is not among them ("-" for #);
+ *   - OWNER says "(audit)" after an audited rules filter's name;
  *   - FLAGS are the attach flags, "preorder" added when the record says
  *     preorder (no kernel reports the bit in a query; the kernel edge
  *     knows it for ours from the pin name), unknown bits as unknown(0x...);
- *   - PASS and DROP are packets/bytes, bytes in K, M, G... (1024, one
- *     decimal, rounded down), "-" without counters;
+ *   - PASS, DROP and WOULD DROP are packets/bytes, bytes in K, M, G...
+ *     (1024, one decimal, rounded down), "-" without counters; WOULD DROP
+ *     is what the filter let pass only because the rules that would drop
+ *     it are audited (enforce: false), not counted in PASS;
  *   - columns aligned over the whole output, control characters in names
  *     and paths shown as \xNN.
  *
@@ -50,8 +53,10 @@
  *   PROG: { "id", "link_id" (null: none), "name", "owner" ("ours" | "foreign"),
  *           "filter", "identity" (null: unknown or foreign), "attached_at",
  *           "attach_flags" (names), "attach_flags_raw", "preorder",
+ *           "enforce" (false: audited; null: unknown or not a rules filter),
  *           "counters": { "pass_packets", "pass_bytes", "drop_packets",
- *                         "drop_bytes" } | null }
+ *                         "drop_bytes", "would_drop_packets",
+ *                         "would_drop_bytes" } | null }
  *
  * Unlike the table, the JSON has every list of the record, empty ones
  * included (its revision is information), and exact counter values.
@@ -77,11 +82,23 @@
 #include "policy.h"
 #include "reconcile-counts.h"
 
+/* Each packet the filter judged once: passed, dropped, or passed but
+ * counted as would-drop (audited rules, the filter's enforce: false). */
 struct cgf_status_counters {
 	uint64_t pass_packets;
 	uint64_t pass_bytes;
 	uint64_t drop_packets;
 	uint64_t drop_bytes;
+	uint64_t would_drop_packets;
+	uint64_t would_drop_bytes;
+};
+
+/* Whether a rules filter's verdicts are applied (its host rule set; a
+ * tenant filter says its own in the entries of its children). */
+enum cgf_status_enforce {
+	CGF_STATUS_ENFORCE_UNKNOWN, /* foreign, not a rules filter, not synced, unreadable */
+	CGF_STATUS_ENFORCED,
+	CGF_STATUS_AUDITED,         /* enforce: false: its drops are counted as would-drop */
 };
 
 /* One program of a list, attached or effective. */
@@ -98,6 +115,7 @@ struct cgf_status_prog {
 	bool preorder;          /* runs in the preorder pass (from the flags or pin metadata) */
 	bool has_counters;      /* counters below were read (ours, from the filter's map) */
 	struct cgf_status_counters counters;
+	enum cgf_status_enforce enforce; /* ours, rules: what its config map says */
 };
 
 struct cgf_status_list {

@@ -687,11 +687,12 @@ static int parse_rules(struct parser *p, struct cgf_filter *f, const struct ynod
 /* ---- 2. walk: filters ---------------------------------------------------- */
 
 static const char *const filter_keys[] = {
-	"type", "direction", "default", "allow", "deny", "object", "program", NULL,
+	"type", "direction", "default", "allow", "deny", "enforce", "object", "program", NULL,
 };
 static const char *const type_words[] = { "rules", "deny-all", "count-only", "object", NULL };
 static const char *const direction_words[] = { "ingress", "egress", NULL };
 static const char *const verdict_words[] = { "allow", "deny", NULL };
+static const char *const bool_words[] = { "true", "false", NULL };
 
 static bool is_identifier(const char *s) {
 	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
@@ -757,8 +758,15 @@ static int parse_filter_kind(struct parser *p, struct cgf_filter *f, const struc
 /* Keys that belong to another type are named as such: more useful than
  * "unknown key".  type: the index in type_words of a valid type. */
 static void check_other_type_keys(struct parser *p, const struct cgf_filter *f, const struct ynode *n, int type) {
-	static const char *const rules_only[] = { "default", "allow", "deny", NULL };
+	static const char *const rules_only[] = { "default", "allow", "deny", "enforce", NULL };
 	static const char *const object_only[] = { "object", "program", NULL };
+	/* Why only a rules filter can be audited, per other type. */
+	static const char *const why_no_audit[_CGF_FILTER_TYPE_MAX] = {
+		[CGF_FILTER_DENY_ALL] = ", whose program cannot count instead of drop; "
+					"a rules filter with 'default: deny' and no rules can",
+		[CGF_FILTER_COUNT_ONLY] = ", which never drops",
+		[CGF_FILTER_OBJECT] = ": cgfilterd cannot make another program count instead of drop",
+	};
 
 	for (size_t j = 0; j < n_pairs(n); j++) {
 		const char *key_name = key_of(n, j);
@@ -772,12 +780,13 @@ static void check_other_type_keys(struct parser *p, const struct cgf_filter *f, 
 			o_only = o_only || streq(key_name, object_only[m]);
 		if ((r_only && f->type != CGF_FILTER_RULES) || (o_only && f->type != CGF_FILTER_OBJECT))
 			error_at(p, n->children[2 * j]->pos,
-				 "'%s' is only valid in filters of type %s; '%s' is of type %s", key_name,
-				 r_only ? "rules" : "object", f->name, type_words[type]);
+				 "'%s' is only valid in filters of type %s; '%s' is of type %s%s", key_name,
+				 r_only ? "rules" : "object", f->name, type_words[type],
+				 streq(key_name, "enforce") ? why_no_audit[f->type] ?: "" : "");
 	}
 }
 
-/* 'default', 'allow' and 'deny' of a rules filter.  Also read when 'type'
+/* 'default', 'allow', 'deny' and 'enforce' of a rules filter.  Also read when 'type'
  * is missing or invalid: f->type is then still the zero value, rules, so
  * the rules are checked all the same. */
 static int parse_rules_filter(struct parser *p, struct cgf_filter *f, const struct ynode *n) {
@@ -807,6 +816,14 @@ static int parse_rules_filter(struct parser *p, struct cgf_filter *f, const stru
 		r = parse_rules(p, f, v, "deny", &f->deny, &f->n_deny);
 		if (r < 0)
 			return r;
+	}
+	v = get(n, "enforce", NULL);
+	if (v) {
+		i = expect_enum(p, v, "enforce", bool_words);
+		if (i >= 0) {
+			f->audit = i == 1;
+			f->enforce_pos = v->pos;
+		}
 	}
 	return 0;
 }
@@ -904,7 +921,6 @@ static int parse_filters(struct parser *p, const struct ynode *n) {
 static const char *const attachment_keys[] = { "cgroup", "filters", "mode", "preorder", "tenants", NULL };
 static const char *const entry_keys[] = { "filter", "before", "after", NULL };
 static const char *const mode_words[] = { "none", "override", "multi", NULL };
-static const char *const bool_words[] = { "true", "false", NULL };
 
 /* A filter name as an entry of filters: or of a tenant's list. */
 static int parse_ref_name(struct parser *p, struct cgf_filter_ref *ref, const struct ynode *n) {

@@ -117,6 +117,10 @@ struct cgf_filter {
 	size_t n_allow;
 	struct cgf_rule *deny;
 	size_t n_deny;
+	/* enforce: false.  Its verdicts are counted (would-drop), not
+	 * applied; false, the zero value, is the default: enforced. */
+	bool audit;
+	struct cgf_pos enforce_pos;
 	/* type object */
 	char *object;   /* absolute path of the BPF object file */
 	struct cgf_pos object_pos;

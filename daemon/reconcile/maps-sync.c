@@ -251,6 +251,7 @@ int cgf_maps_sync(struct cgf_kernel *k, const struct cgf_policy *p, const struct
 				.bindings = w.bindings,
 				.n_bindings = w.n_bindings,
 				.fail_closed_unknown_children = true,
+				.audit_all = cgf_filter_audits_all(p, f),
 				.partial = scope != NULL,
 				.scope_ids = w.scope_ids,
 				.n_scope_ids = w.n_scope_ids,

@@ -267,6 +267,7 @@ static void run_identity(struct test_state *t) {
 	_cleanup_free_ char *rules = identity_of("{type: rules, direction: egress}");
 	_cleanup_free_ char *rules_data = identity_of("{type: rules, direction: egress, default: deny, "
 						      "deny: [{cidr: 10.0.0.0/8}]}");
+	_cleanup_free_ char *rules_audit = identity_of("{type: rules, direction: egress, enforce: false}");
 	_cleanup_free_ char *rules_in = identity_of("{type: rules, direction: ingress}");
 	_cleanup_free_ char *deny = identity_of("{type: deny-all, direction: egress}");
 	_cleanup_free_ char *obj = identity_of("{type: object, direction: egress, object: /x.o, program: p}");
@@ -276,6 +277,8 @@ static void run_identity(struct test_state *t) {
 	CHECK(t, strncmp(rules, "rules:", 6) == 0 && strlen(rules) == 6 + 16, "format: %s", rules);
 	CHECK(t, strncmp(obj, "object:", 7) == 0, "format: %s", obj);
 	CHECK(t, streq(rules, rules_data), "rules and default are map data: %s %s", rules, rules_data);
+	/* The switch between audit and enforce must never replace a program. */
+	CHECK(t, streq(rules, rules_audit), "enforce is map data: %s %s", rules, rules_audit);
 	CHECK(t, !streq(rules, rules_in), "direction: %s", rules);
 	CHECK(t, !streq(rules, deny), "type: %s", rules);
 	CHECK(t, !streq(obj, obj_path) && !streq(obj, obj_prog) && !streq(obj_path, obj_prog), "object: %s", obj);

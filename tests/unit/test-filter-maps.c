@@ -141,6 +141,7 @@ struct pkt {
 	int pclass;
 	bool has_port;
 	uint16_t port;
+	bool unjudgeable; /* the parser gave up (an IPv6 header chain too long) */
 };
 
 static int sim_judge(const struct image *im, uint32_t ruleset, const struct pkt *p) {
@@ -195,15 +196,22 @@ static bool sim_find(const struct image *im, enum cgf_rmap m, const void *key, s
 	return true;
 }
 
-/* The program: anc[l] is the socket's ancestor at level l, l <= depth. */
+/* The program: anc[l] is the socket's ancestor at level l, l <= depth.
+ * PASS, DROP, or WOULD_DROP (passed: only audited rule sets drop it). */
 static int sim_filter(const struct image *im, const uint64_t *anc, unsigned depth, const struct pkt *p) {
 	struct cgf_rules_config cfg;
 	uint32_t key = CGF_CONFIG_KEY;
+	int v = CGF_V_PASS;
 
 	if (!sim_find(im, CGF_RMAP_CONFIG, &key, sizeof(key), &cfg, sizeof(cfg)))
 		return CGF_V_DROP;
-	if (sim_judge(im, cfg.ruleset, p) != CGF_V_PASS)
-		return CGF_V_DROP;
+	if (p->unjudgeable)
+		return cfg.flags & CGF_CONFIG_AUDIT_ALL ? CGF_V_WOULD_DROP : CGF_V_DROP;
+	if (sim_judge(im, cfg.ruleset, p) != CGF_V_PASS) {
+		if (!(cfg.flags & CGF_CONFIG_AUDIT))
+			return CGF_V_DROP;
+		v = CGF_V_WOULD_DROP;
+	}
 	for (uint32_t i = 0; i < cfg.n_levels && i < CGF_TENANT_LEVELS_MAX; i++) {
 		struct cgf_tenant_entry e;
 		uint32_t l = cfg.levels[i];
@@ -214,15 +222,21 @@ static int sim_filter(const struct image *im, const uint64_t *anc, unsigned dept
 		if (l + 1 > depth)
 			continue;
 		if (!sim_find(im, CGF_RMAP_TENANTS, &anc[l + 1], 8, &e, sizeof(e)) || !(e.flags & CGF_TENANT_CHILD)) {
-			if (cfg.flags & CGF_CONFIG_FAIL_CLOSED)
-				return CGF_V_DROP;
+			if (cfg.flags & CGF_CONFIG_FAIL_CLOSED) {
+				if (!(cfg.flags & CGF_CONFIG_AUDIT_ALL))
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 			continue;
 		}
 		for (uint32_t j = 0; j < e.n_rulesets && j < CGF_TENANT_RULESETS_MAX; j++)
-			if (sim_judge(im, e.ruleset[j], p) != CGF_V_PASS)
-				return CGF_V_DROP;
+			if (sim_judge(im, e.ruleset[j], p) != CGF_V_PASS) {
+				if (!(e.flags & CGF_TENANT_AUDIT(j)))
+					return CGF_V_DROP;
+				v = CGF_V_WOULD_DROP;
+			}
 	}
-	return CGF_V_PASS;
+	return v;
 }
 
 /* ---- policy.md, read directly ---- */
@@ -310,7 +324,7 @@ static struct pkt P(const char *addr, int pclass, int port) {
 }
 
 static const char *vs(int v) {
-	return v == CGF_V_PASS ? "pass" : "drop";
+	return v == CGF_V_PASS ? "pass" : v == CGF_V_WOULD_DROP ? "would-drop" : "drop";
 }
 
 /* A packet against a filter alone: encoded maps and policy.md agree, and
@@ -1003,6 +1017,217 @@ static void test_partial(const struct cgf_policy *pol) {
 	image_done(&im);
 }
 
+/* ---- audit: enforce: false ---- */
+
+static const char *audit_yaml =
+	"version: 1\n"
+	"filters:\n"
+	"  host:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    deny: [{cidr: 127.0.0.3}]\n"
+	"  host-audit:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    deny: [{cidr: 127.0.0.3}]\n"
+	"    enforce: false\n"
+	"  first:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"  other-audit:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    enforce: false\n"
+	"  alone-audit:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    enforce: false\n"
+	"  in-host:\n"
+	"    type: rules\n"
+	"    direction: ingress\n"
+	"  t-strict:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    default: deny\n"
+	"    allow: [{cidr: 127.0.0.0/8, protocol: udp, ports: [7001]}]\n"
+	"  t-trial:\n"
+	"    type: rules\n"
+	"    direction: egress\n"
+	"    default: deny\n"
+	"    allow: [{cidr: 127.0.0.0/8, protocol: udp, ports: [7001]}]\n"
+	"    enforce: false\n"
+	"  t-in-strict:\n"
+	"    type: rules\n"
+	"    direction: ingress\n"
+	"    default: deny\n"
+	"attachments:\n"
+	/* host-audit carries only audited egress tenant filters (an enforced
+	 * ingress one goes to in-host) */
+	"  - cgroup: m1\n"
+	"    filters: [host-audit, in-host]\n"
+	"    tenants: {\"a-*\": [t-trial], \"b-*\": [t-trial, t-in-strict]}\n"
+	/* other-audit carries an enforced one in one attachment of two */
+	"  - cgroup: m2\n"
+	"    filters: [other-audit]\n"
+	"    tenants: {\"*\": [t-trial]}\n"
+	"  - cgroup: m3\n"
+	"    filters: [other-audit]\n"
+	"    tenants: {\"*\": [t-strict]}\n"
+	/* first is the carrier here, not alone-audit */
+	"  - cgroup: m4\n"
+	"    filters: [first, alone-audit]\n"
+	"    tenants: {\"*\": [t-strict]}\n"
+	"  - cgroup: m5\n"
+	"    filters: [host]\n"
+	"    tenants: {\"*\": [t-trial]}\n";
+
+static void test_audits_all(const struct cgf_policy *pol) {
+	CHECK(&T, cgf_filter_audits_all(pol, filter(pol, "host-audit")),
+	      "host-audit: its egress tenant filters are all audited");
+	CHECK(&T, !cgf_filter_audits_all(pol, filter(pol, "other-audit")),
+	      "other-audit: one attachment gives an enforced tenant filter through it");
+	CHECK(&T, cgf_filter_audits_all(pol, filter(pol, "alone-audit")), "alone-audit carries nothing");
+	CHECK(&T, !cgf_filter_audits_all(pol, filter(pol, "host")), "host is enforced");
+	CHECK(&T, !cgf_filter_audits_all(pol, filter(pol, "in-host")), "in-host is enforced");
+}
+
+/* A filter as a reload with only enforce: changed would give it. */
+static struct cgf_filter with_audit(const struct cgf_filter *f, bool audit) {
+	struct cgf_filter c = *f; /* shares f's arrays: never cleared */
+
+	c.audit = audit;
+	return c;
+}
+
+static void test_audit(const struct cgf_policy *pol) {
+	struct cgf_filter host_audit = with_audit(filter(pol, "host"), true);
+	struct cgf_filter host_enforce = with_audit(filter(pol, "host"), false);
+	struct cgf_filter trial = with_audit(filter(pol, "t-strict"), true);
+	const struct cgf_filter *strict = filter(pol, "t-strict");
+	const struct cgf_filter *const strict_list[] = { strict }, *const trial_list[] = { &trial },
+				    *const both_list[] = { &trial, strict };
+	const struct cgf_tenant_host hosts[] = { { 10, 1 } };
+	const struct cgf_tenant_binding bindings[] = {
+		{ 11, 2, strict_list, 1 }, { 13, 2, trial_list, 1 }, { 15, 2, both_list, 2 },
+	};
+	struct cgf_filter_maps_want w = {
+		.filter = &host_audit, .hosts = hosts, .n_hosts = 1, .bindings = bindings, .n_bindings = 3,
+		.fail_closed_unknown_children = true,
+	};
+	const uint64_t host_sock[] = { 1, 10 }, strict_sock[] = { 1, 10, 11 }, trial_sock[] = { 1, 10, 13 },
+		       both_sock[] = { 1, 10, 15 }, unknown[] = { 1, 10, 14 };
+	struct pkt denied_by_host = P("127.0.0.3", UDP, 7001), denied_by_tenant = P("127.0.0.1", UDP, 7002),
+		   allowed = P("127.0.0.1", UDP, 7001), bad = allowed;
+	_cleanup_free_ struct cgf_map_op *ops = NULL;
+	struct image im = {};
+	size_t n;
+
+	bad.unjudgeable = true;
+	sync_checked(&im, &w);
+	CHECK(&T, sim_filter(&im, host_sock, 1, &denied_by_host) == CGF_V_WOULD_DROP, "audited host: would-drop");
+	CHECK(&T, sim_filter(&im, host_sock, 1, &allowed) == PASS, "audited host: what it allows passes");
+	CHECK(&T, sim_filter(&im, strict_sock, 2, &denied_by_host) == CGF_V_WOULD_DROP,
+	      "audited host, enforced tenant that allows: would-drop");
+	CHECK(&T, sim_filter(&im, strict_sock, 2, &denied_by_tenant) == DROP,
+	      "an audited host never saves what an enforced tenant filter drops");
+	CHECK(&T, sim_filter(&im, trial_sock, 2, &denied_by_tenant) == CGF_V_WOULD_DROP, "audited tenant: would-drop");
+	CHECK(&T, sim_filter(&im, both_sock, 2, &denied_by_tenant) == DROP,
+	      "audited and enforced tenant filters: the enforced one drops");
+	CHECK(&T, sim_filter(&im, both_sock, 2, &allowed) == PASS, "audited and enforced tenant filters: pass");
+	CHECK(&T, sim_filter(&im, unknown, 2, &allowed) == DROP, "unknown child, not all audited: fail closed");
+	CHECK(&T, sim_filter(&im, host_sock, 1, &bad) == DROP, "unjudgeable, not all audited: dropped");
+
+	/* Every filter it applies audited: nothing dropped at all. */
+	w.bindings = &bindings[1];
+	w.n_bindings = 1;
+	w.audit_all = true;
+	sync_checked(&im, &w);
+	CHECK(&T, sim_filter(&im, unknown, 2, &allowed) == CGF_V_WOULD_DROP, "unknown child, all audited: would-drop");
+	CHECK(&T, sim_filter(&im, host_sock, 1, &bad) == CGF_V_WOULD_DROP, "unjudgeable, all audited: would-drop");
+	CHECK(&T, sim_filter(&im, trial_sock, 2, &denied_by_host) == CGF_V_WOULD_DROP, "both would drop: counted once");
+
+	/* The switch to enforce: one config value written in place, no rule
+	 * set, no tenant entry: no packet between two states. */
+	w.filter = &host_enforce;
+	w.audit_all = false;
+	REQUIRE(cgf_filter_maps_plan(&w, im.e, im.n, &ops, &n) == 0);
+	CHECK(&T, n == 1 && ops[0].kind == CGF_MAP_UPDATE && ops[0].entry.map == CGF_RMAP_CONFIG,
+	      "host to enforce: one config update, got %zu operations", n);
+	CHECK(&T, sync_checked(&im, &w) == 1, "host to enforce applied");
+	CHECK(&T, sim_filter(&im, host_sock, 1, &denied_by_host) == DROP, "enforced host drops");
+	CHECK(&T, sim_filter(&im, unknown, 2, &allowed) == DROP, "enforced host: unknown child fails closed");
+	free(ops);
+	ops = NULL;
+
+	/* A tenant filter to enforce: its children's entries only. */
+	w.bindings = bindings;
+	w.n_bindings = 3;
+	sync_checked(&im, &w);
+	trial.audit = false;
+	REQUIRE(cgf_filter_maps_plan(&w, im.e, im.n, &ops, &n) == 0);
+	CHECK(&T, n == 2, "tenant filter to enforce: the two entries naming it, got %zu operations", n);
+	for (size_t i = 0; i < n; i++)
+		CHECK(&T, ops[i].kind == CGF_MAP_UPDATE && ops[i].entry.map == CGF_RMAP_TENANTS,
+		      "tenant filter to enforce: op %zu is a tenant entry update", i);
+	sync_checked(&im, &w);
+	CHECK(&T, sim_filter(&im, trial_sock, 2, &denied_by_tenant) == DROP, "enforced tenant drops");
+	CHECK(&T, sync_checked(&im, &w) == 0, "idempotent");
+	image_done(&im);
+}
+
+/* The verdict the audit rules give, read directly: any enforced rule set
+ * that drops drops; else any audited one that drops makes would-drop. */
+static int ref_combined(const struct cgf_filter *const *fs, size_t n, const struct pkt *p) {
+	bool would = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (ref_judge(fs[i], p) != CGF_V_PASS) {
+			if (!fs[i]->audit)
+				return CGF_V_DROP;
+			would = true;
+		}
+	return would ? CGF_V_WOULD_DROP : CGF_V_PASS;
+}
+
+static void test_audit_random(void) {
+	unsigned mismatches = 0, packets = 0, would = 0;
+
+	for (int round = 0; round < 300; round++) {
+		struct cgf_filter fs[1 + 3];
+		const struct cgf_filter *all[1 + 3];
+		size_t n_t = 1 + rnd(3);
+		const struct cgf_tenant_host hosts[] = { { 10, 1 } };
+		struct cgf_tenant_binding b = { 11, 2, &all[1], n_t };
+		struct cgf_filter_maps_want w = { .filter = &fs[0], .hosts = hosts, .n_hosts = 1, .bindings = &b,
+						  .n_bindings = 1, .fail_closed_unknown_children = true };
+		struct image im = {};
+
+		for (size_t i = 0; i <= n_t; i++) {
+			random_filter(&fs[i]);
+			fs[i].audit = rnd(2);
+			all[i] = &fs[i];
+		}
+		sync_image(&im, &w, NULL);
+		for (int i = 0; i < 100; i++) {
+			struct pkt p = random_pkt();
+			const uint64_t child[] = { 1, 10, 11 }, own[] = { 1, 10 };
+			int got = sim_filter(&im, child, 2, &p), ref = ref_combined(all, 1 + n_t, &p);
+			int got_host = sim_filter(&im, own, 1, &p), ref_host = ref_combined(all, 1, &p);
+
+			packets += 2;
+			would += (ref == CGF_V_WOULD_DROP) + (ref_host == CGF_V_WOULD_DROP);
+			if ((got != ref || got_host != ref_host) && mismatches++ < 5)
+				fprintf(stderr, "audit round %d: child: maps %s, reference %s; host: maps %s, reference %s\n",
+					round, vs(got), vs(ref), vs(got_host), vs(ref_host));
+		}
+		image_done(&im);
+		for (size_t i = 0; i <= n_t; i++)
+			cgf_filter_clear(&fs[i]);
+	}
+	CHECK(&T, mismatches == 0, "audit: %u of %u random packets judged differently", mismatches, packets);
+	CHECK(&T, would > packets / 20, "audit: %u of %u random packets would-drop: the test reaches it", would, packets);
+}
+
 int main(void) {
 	_cleanup_(cgf_policy_freep) struct cgf_policy *pol = load_policy(policy_yaml);
 
@@ -1012,5 +1237,12 @@ int main(void) {
 	test_plan(pol);
 	test_sharing(pol);
 	test_partial(pol);
+	{
+		_cleanup_(cgf_policy_freep) struct cgf_policy *ap = load_policy(audit_yaml);
+
+		test_audits_all(ap);
+		test_audit(ap);
+		test_audit_random();
+	}
 	return test_finish(&T, "test-filter-maps");
 }

@@ -65,6 +65,8 @@ static char *dump(const struct cgf_policy *p) {
 		if (x->type == CGF_FILTER_RULES) {
 			fprintf(f, " default=%s", cgf_verdict_to_string(x->default_verdict));
 			pos(f, x->default_pos);
+			fprintf(f, " enforce=%s", x->audit ? "false" : "true");
+			pos(f, x->enforce_pos);
 		}
 		if (x->object) {
 			fprintf(f, " object=%s", x->object);
@@ -126,8 +128,9 @@ static const struct {
 		"        protocol: icmpv6\n"
 		"    deny:\n"
 		"      - cidr: 192.0.2.7\n"
-		"      - {cidr: \"::/0\", protocol: udp, ports: [53]}\n",
-		"filter web-out@3:3 type=rules@4:11 direction=egress@5:16 default=deny@6:14\n"
+		"      - {cidr: \"::/0\", protocol: udp, ports: [53]}\n"
+		"    enforce: false\n",
+		"filter web-out@3:3 type=rules@4:11 direction=egress@5:16 default=deny@6:14 enforce=false@16:14\n"
 		"  allow@8:9 cidr=10.0.0.0/8@8:15 protocol=tcp@9:19 ports=443-443@10:17,8000-8080@10:22,22-22@10:35\n"
 		"  allow@11:9 cidr=2001:db8::/32@11:15 protocol=icmpv6@12:19\n"
 		"  deny@14:9 cidr=192.0.2.7/32@14:15 protocol=any\n"
@@ -140,12 +143,14 @@ static const struct {
 		"  guard: {type: deny-all, direction: ingress}\n"
 		"  count: {type: count-only, direction: egress}\n"
 		"  mark: {type: object, direction: egress, object: /usr/lib/x.bpf.o, program: mark_it}\n"
-		"  open: {type: rules, direction: egress}\n",
+		"  open: {type: rules, direction: egress}\n"
+		"  strict: {type: rules, direction: egress, enforce: true}\n",
 		"filter guard@3:3 type=deny-all@3:17 direction=ingress@3:38\n"
 		"filter count@4:3 type=count-only@4:17 direction=egress@4:40\n"
 		"filter mark@5:3 type=object@5:16 direction=egress@5:35 object=/usr/lib/x.bpf.o@5:51 "
 		"program=mark_it@5:78\n"
-		"filter open@6:3 type=rules@6:16 direction=egress@6:34 default=allow\n",
+		"filter open@6:3 type=rules@6:16 direction=egress@6:34 default=allow enforce=true\n"
+		"filter strict@7:3 type=rules@7:18 direction=egress@7:36 default=allow enforce=true@7:53\n",
 	},
 	{
 		"attachments: defaults, mode, preorder, anchors, tenants in order",

@@ -449,7 +449,7 @@ static struct cgf_status_prog ours(const char *filter, const char *identity, uin
 		.prog_id = 10, .prog_name = (char *) "cgf_x", .ours = true, .filter = (char *) filter,
 		.identity = (char *) identity, .attach_flags = CGF_ATTACH_MULTI, .has_counters = true,
 		.counters = { .pass_packets = base + 1, .pass_bytes = base + 2, .drop_packets = base + 3,
-			      .drop_bytes = base + 4 },
+			      .drop_bytes = base + 4, .would_drop_packets = base + 5, .would_drop_bytes = base + 6 },
 	};
 }
 
@@ -539,7 +539,7 @@ static void test_hostile(struct test_state *t) {
 	CHECK(t, !e.error, "the output is not a valid exposition: %s\n%s", e.error, out);
 
 	for (size_t i = 0; i < ELEMENTSOF(hostile); i++) {
-		static const char *const verdicts[] = { "pass", "drop" };
+		static const char *const verdicts[] = { "pass", "drop", "would_drop" };
 		uint64_t base = 1000 * (i + 1);
 		bool found = false;
 
@@ -561,7 +561,8 @@ static void test_hostile(struct test_state *t) {
 			      "cgroup %zu: labels", i);
 			for (size_t v = 0; v < ELEMENTSOF(verdicts); v++)
 				if (streq_ptr(label_of(x, "verdict"), verdicts[v]))
-					/* pass: +1 packets, +2 bytes; drop: +3, +4.
+					/* pass: +1 packets, +2 bytes; drop: +3, +4;
+					 * would_drop: +5, +6.
 					 * The program is both effective and in the
 					 * own list: counted once, not twice. */
 					CHECK(t, x->value == (double) (base + 1 + 2 * v + !packets),
@@ -574,11 +575,12 @@ static void test_hostile(struct test_state *t) {
 					     (char *) NULL, "verdict", "pass", (char *) NULL) && n == 1,
 			      "cgroup %zu not as itself", i);
 	}
-	/* Two packets and two bytes samples per cgroup, nothing else. */
+	/* Three packets and three bytes samples per cgroup (pass, drop,
+	 * would_drop), nothing else. */
 	find_sample(&e, "cgfilterd_packets_total", &n, (char *) NULL);
-	CHECK(t, n == 2 * ELEMENTSOF(hostile), "%zu packets samples", n);
+	CHECK(t, n == 3 * ELEMENTSOF(hostile), "%zu packets samples", n);
 	find_sample(&e, "cgfilterd_bytes_total", &n, (char *) NULL);
-	CHECK(t, n == 2 * ELEMENTSOF(hostile), "%zu bytes samples", n);
+	CHECK(t, n == 3 * ELEMENTSOF(hostile), "%zu bytes samples", n);
 
 	smp = find_sample(&e, "cgfilterd_kernel_info", &n, "preorder", "yes", "release_escaped", "true",
 			  (char *) NULL);
@@ -650,6 +652,10 @@ static void test_sums(struct test_state *t) {
 	CHECK(t, smp && n == 1 && smp->value == 1, "base once: %s", out);
 	smp = find_sample(&e, "cgfilterd_bytes_total", &n, "filter", "web", "verdict", "drop", (char *) NULL);
 	CHECK(t, smp && n == 1 && smp->value == 104 + 204, "web's two objects summed: %s", out);
+	smp = find_sample(&e, "cgfilterd_packets_total", &n, "filter", "web", "verdict", "would_drop", (char *) NULL);
+	CHECK(t, smp && n == 1 && smp->value == 105 + 205, "web's would-drop summed too: %s", out);
+	smp = find_sample(&e, "cgfilterd_bytes_total", &n, "filter", "base", "verdict", "would_drop", (char *) NULL);
+	CHECK(t, smp && n == 1 && smp->value == 6, "base's would-drop bytes once: %s", out);
 	find_sample(&e, "cgfilterd_packets_total", &n, "filter", "deny", (char *) NULL);
 	CHECK(t, n == 0, "no counters, no sample");
 	/* No daemon: its families are left out, and it says so. */
@@ -676,16 +682,18 @@ static void test_exact(struct test_state *t) {
 		    "features cgfilterd uses (yes, no, unknown); always 1.\n"
 		    "# TYPE cgfilterd_kernel_info gauge\n"
 		    "cgfilterd_kernel_info{preorder=\"unknown\",ordering=\"unknown\",revision=\"unknown\"} 1\n"
-		    "# HELP cgfilterd_packets_total Packets of the cgroup's sockets that the filter let pass or "
-		    "dropped, per direction.\n"
+		    "# HELP cgfilterd_packets_total Packets of the cgroup's sockets that the filter let pass, "
+		    "dropped, or would have dropped but let pass (audited rules), per direction.\n"
 		    "# TYPE cgfilterd_packets_total counter\n"
 		    "cgfilterd_packets_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"pass\"} 1\n"
 		    "cgfilterd_packets_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"drop\"} 3\n"
-		    "# HELP cgfilterd_bytes_total Bytes of the cgroup's sockets that the filter let pass or "
-		    "dropped, per direction.\n"
+		    "cgfilterd_packets_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"would_drop\"} 5\n"
+		    "# HELP cgfilterd_bytes_total Bytes of the cgroup's sockets that the filter let pass, "
+		    "dropped, or would have dropped but let pass (audited rules), per direction.\n"
 		    "# TYPE cgfilterd_bytes_total counter\n"
 		    "cgfilterd_bytes_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"pass\"} 2\n"
 		    "cgfilterd_bytes_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"drop\"} 4\n"
+		    "cgfilterd_bytes_total{cgroup=\"a\\\"b\",direction=\"egress\",filter=\"web\",verdict=\"would_drop\"} 6\n"
 		    "# HELP cgfilterd_daemon_report 1 when the running daemon's report of failed lists and "
 		    "unreachable cgroups was read.\n"
 		    "# TYPE cgfilterd_daemon_report gauge\n"

@@ -50,6 +50,7 @@ static struct cgf_status *host(void) {
 		.prog_id = 10, .prog_name = (char *) "cgf_base", .ours = true, .filter = (char *) "base",
 		.identity = (char *) "base:1", .attach_flags = CGF_ATTACH_MULTI, .has_counters = true,
 		.counters = { .pass_packets = 100, .pass_bytes = 6400, .drop_packets = 2, .drop_bytes = 128 },
+		.enforce = CGF_STATUS_ENFORCED,
 	};
 	const struct cgf_status_prog acme = {
 		.prog_id = 42, .prog_name = (char *) "acme_fw", .attach_flags = CGF_ATTACH_MULTI | CGF_ATTACH_PREORDER,
@@ -59,7 +60,8 @@ static struct cgf_status *host(void) {
 		.prog_id = 51, .link_id = 8, .prog_name = name, .ours = true, .filter = (char *) "web",
 		.identity = (char *) "web:2", .attach_flags = CGF_ATTACH_MULTI, .has_counters = true,
 		.counters = { .pass_packets = 1234567, .pass_bytes = 1536, .drop_packets = UINT64_MAX,
-			      .drop_bytes = UINT64_MAX },
+			      .drop_bytes = UINT64_MAX, .would_drop_packets = 7, .would_drop_bytes = 448 },
+		.enforce = CGF_STATUS_AUDITED, /* enforce: false */
 	};
 	const struct cgf_status_prog old = { .prog_id = 99, .prog_name = (char *) "" };
 	const struct cgf_status_prog odd = {
@@ -132,21 +134,21 @@ static void test_table(struct test_state *t) {
 	CHECK_STREQ(t, got,
 		    "kernel 6.1.0-cgf: preorder yes, ordering yes, revision yes\n"
 		    "\n"
-		    "  #  ID  NAME      OWNER       ATTACHED AT    FLAGS                              PASS          DROP\n"
+		    "  #  ID  NAME      OWNER              ATTACHED AT    FLAGS                              PASS          DROP                        WOULD DROP\n"
 		    ".              egress   mode multi  rev 3\n"
-		    "  0  10  cgf_base  ours: base  .              multi                              100/6.2K      2/128B\n"
+		    "  0  10  cgf_base  ours: base         .              multi                              100/6.2K      2/128B                      0/0B\n"
 		    "\n"
 		    "odd\\x0aname    egress   mode override  rev 1\n"
-		    "  0   7  cgf_deny  ours: ?     odd\\x0aname    override|preorder|unknown(0x1000)  -             -\n"
+		    "  0   7  cgf_deny  ours: ?            odd\\x0aname    override|preorder|unknown(0x1000)  -             -                           -\n"
 		    "\n"
 		    "web.slice      egress   mode multi  rev 7\n"
-		    "  0  42  acme_fw   foreign     web.slice      multi|preorder                     -             -\n"
-		    "  1  10  cgf_base  ours: base  .              multi                              100/6.2K      2/128B\n"
-		    "  2  51  cgf_web   ours: web   web.slice      multi                              1234567/1.5K  18446744073709551615/15.9E\n"
+		    "  0  42  acme_fw   foreign            web.slice      multi|preorder                     -             -                           -\n"
+		    "  1  10  cgf_base  ours: base         .              multi                              100/6.2K      2/128B                      0/0B\n"
+		    "  2  51  cgf_web   ours: web (audit)  web.slice      multi                              1234567/1.5K  18446744073709551615/15.9E  7/448B\n"
 		    "  note: foreign program 42 runs before ours: preorder\n"
 		    "\n"
 		    "web.slice/c\xc3\xa9" "1  ingress  mode none  rev -\n"
-		    "  -  99  -         foreign     web.slice/c\xc3\xa9" "1  none                               -             -\n",
+		    "  -  99  -         foreign            web.slice/c\xc3\xa9" "1  none                               -             -                           -\n",
 		    "the table");
 }
 
@@ -160,28 +162,28 @@ static void test_json(struct test_state *t) {
 		    "{\"cgroup\":\".\",\"direction\":\"ingress\",\"mode\":\"none\",\"revision\":2,\"attached\":[],\"effective\":[],\"notes\":[]},"
 		    "{\"cgroup\":\".\",\"direction\":\"egress\",\"mode\":\"multi\",\"revision\":3,\"attached\":["
 		    "{\"id\":10,\"link_id\":null,\"name\":\"cgf_base\",\"owner\":\"ours\",\"filter\":\"base\",\"identity\":\"base:1\","
-		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128}}],\"effective\":["
+		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":true,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128,\"would_drop_packets\":0,\"would_drop_bytes\":0}}],\"effective\":["
 		    "{\"id\":10,\"link_id\":null,\"name\":\"cgf_base\",\"owner\":\"ours\",\"filter\":\"base\",\"identity\":\"base:1\","
-		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128}}],\"notes\":[]},"
+		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":true,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128,\"would_drop_packets\":0,\"would_drop_bytes\":0}}],\"notes\":[]},"
 		    "{\"cgroup\":\"odd\\nname\",\"direction\":\"egress\",\"mode\":\"override\",\"revision\":1,\"attached\":["
 		    "{\"id\":7,\"link_id\":null,\"name\":\"cgf_deny\",\"owner\":\"ours\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"odd\\nname\",\"attach_flags\":[\"override\",\"unknown(0x1000)\"],\"attach_flags_raw\":4097,\"preorder\":true,\"counters\":null}],\"effective\":["
+		    "\"attached_at\":\"odd\\nname\",\"attach_flags\":[\"override\",\"unknown(0x1000)\"],\"attach_flags_raw\":4097,\"preorder\":true,\"enforce\":null,\"counters\":null}],\"effective\":["
 		    "{\"id\":7,\"link_id\":null,\"name\":\"cgf_deny\",\"owner\":\"ours\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"odd\\nname\",\"attach_flags\":[\"override\",\"unknown(0x1000)\"],\"attach_flags_raw\":4097,\"preorder\":true,\"counters\":null}],\"notes\":[]},"
+		    "\"attached_at\":\"odd\\nname\",\"attach_flags\":[\"override\",\"unknown(0x1000)\"],\"attach_flags_raw\":4097,\"preorder\":true,\"enforce\":null,\"counters\":null}],\"notes\":[]},"
 		    "{\"cgroup\":\"web.slice\",\"direction\":\"egress\",\"mode\":\"multi\",\"revision\":7,\"attached\":["
 		    "{\"id\":42,\"link_id\":null,\"name\":\"acme_fw\",\"owner\":\"foreign\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\",\"preorder\"],\"attach_flags_raw\":66,\"preorder\":true,\"counters\":null},"
+		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\",\"preorder\"],\"attach_flags_raw\":66,\"preorder\":true,\"enforce\":null,\"counters\":null},"
 		    "{\"id\":51,\"link_id\":8,\"name\":\"cgf_web\",\"owner\":\"ours\",\"filter\":\"web\",\"identity\":\"web:2\","
-		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615}}],\"effective\":["
+		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615,\"would_drop_packets\":7,\"would_drop_bytes\":448}}],\"effective\":["
 		    "{\"id\":42,\"link_id\":null,\"name\":\"acme_fw\",\"owner\":\"foreign\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\",\"preorder\"],\"attach_flags_raw\":66,\"preorder\":true,\"counters\":null},"
+		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\",\"preorder\"],\"attach_flags_raw\":66,\"preorder\":true,\"enforce\":null,\"counters\":null},"
 		    "{\"id\":10,\"link_id\":null,\"name\":\"cgf_base\",\"owner\":\"ours\",\"filter\":\"base\",\"identity\":\"base:1\","
-		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128}},"
+		    "\"attached_at\":\".\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":true,\"counters\":{\"pass_packets\":100,\"pass_bytes\":6400,\"drop_packets\":2,\"drop_bytes\":128,\"would_drop_packets\":0,\"would_drop_bytes\":0}},"
 		    "{\"id\":51,\"link_id\":8,\"name\":\"cgf_web\",\"owner\":\"ours\",\"filter\":\"web\",\"identity\":\"web:2\","
-		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615}}],\"notes\":[\"foreign program 42 runs before ours: preorder\"]},"
+		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615,\"would_drop_packets\":7,\"would_drop_bytes\":448}}],\"notes\":[\"foreign program 42 runs before ours: preorder\"]},"
 		    "{\"cgroup\":\"web.slice/c\xc3\xa9" "1\",\"direction\":\"ingress\",\"mode\":\"none\",\"revision\":null,\"attached\":["
 		    "{\"id\":99,\"link_id\":null,\"name\":\"\",\"owner\":\"foreign\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"counters\":null}],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
+		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"enforce\":null,\"counters\":null}],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
 		    "the JSON");
 }
 

@@ -4,7 +4,7 @@
  * tests and benchmarks (tests/vm/daemon-*.test, bench/daemon-e2e).
  *
  *   cgprobe trial PARENT COUNT ALLOWED_PORT DENIED_PORT TIMEOUT_MS
- *   cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE
+ *   cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE [ENFORCE_FILE]
  *   cgprobe burst NEW_CGROUP|- ADDR PORT COUNT
  *
  * trial: COUNT times, create PARENT/cgprobe-N and move a process into it
@@ -26,6 +26,14 @@
  * STOP_FILE exists (or SIGTERM); the receivers count what arrives.  At
  * the end: allowed datagrams that never arrived, denied ones that did,
  * and the longest run of consecutive allowed datagrams lost, as a time.
+ * With ENFORCE_FILE, the denied port's rules start audited (enforce:
+ * false: its datagrams pass and arrive) and are switched to enforce by
+ * the caller, who creates ENFORCE_FILE once the switch is complete (the
+ * reload returned): the sender marks each datagram sent after it saw the
+ * file, and only marked ones on the denied port are escapes.  Also
+ * counted: denied sends that passed before and after the mark, and those
+ * that passed after the first one was dropped (a switch that takes
+ * effect at once and for good leaves none).
  *
  * burst: create NEW_CGROUP (it must not exist yet), move this process in,
  * open a UDP socket there and at once send COUNT datagrams back to back
@@ -105,7 +113,8 @@ static int bind_receiver(unsigned port) {
 	return fd;
 }
 
-/* A datagram: "<tag> <seq>", tag the trial number or 0 for a stream. */
+/* A datagram: "<tag> <seq>", tag the trial number, or for a stream 0
+ * (1 once the sender saw ENFORCE_FILE). */
 static bool parse_datagram(const char *buf, ssize_t n, unsigned long *tag, unsigned long *seq) {
 	char text[64];
 
@@ -125,12 +134,15 @@ static bool parse_datagram(const char *buf, ssize_t n, unsigned long *tag, unsig
  * report_fd it writes, once its first allowed datagram went out (the
  * egress filters passed it: sendto() fails with EPERM for a dropped one),
  * "<join us> <first pass us> <allowed dropped before>", and at the end
- * "<rounds> <allowed send errors> <denied sends that passed>".
+ * "<rounds> <allowed send errors> <denied sends that passed> <... of them
+ * after the mark> <... after the first denied one was dropped>".
+ * mark_file (a stream's ENFORCE_FILE, or NULL): once it exists, tag 1.
  */
 static void sender(const char *cgroup, unsigned long tag, unsigned allowed, unsigned denied,
-		   unsigned interval_us, int go_fd, int report_fd) {
+		   unsigned interval_us, int go_fd, int report_fd, const char *mark_file) {
 	struct sockaddr_in to_allowed = loopback(allowed), to_denied = loopback(denied);
-	unsigned long seq = 0, errors_allowed = 0, ok_denied = 0;
+	unsigned long seq = 0, errors_allowed = 0, ok_denied = 0, ok_denied_marked = 0, ok_denied_after_drop = 0;
+	bool denied_dropped = false;
 	struct sigaction sa = { .sa_handler = on_stop };
 	uint64_t t_join;
 	bool passed = false;
@@ -155,9 +167,15 @@ static void sender(const char *cgroup, unsigned long tag, unsigned allowed, unsi
 		int n;
 
 		seq++;
+		if (mark_file && tag == 0 && access(mark_file, F_OK) == 0)
+			tag = 1;
 		n = snprintf(buf, sizeof(buf), "%lu %lu", tag, seq);
-		if (sendto(fd, buf, (size_t) n, 0, (struct sockaddr *) &to_denied, sizeof(to_denied)) == n)
+		if (sendto(fd, buf, (size_t) n, 0, (struct sockaddr *) &to_denied, sizeof(to_denied)) == n) {
 			ok_denied++;
+			ok_denied_marked += mark_file && tag == 1;
+			ok_denied_after_drop += denied_dropped;
+		} else
+			denied_dropped = true;
 		if (sendto(fd, buf, (size_t) n, 0, (struct sockaddr *) &to_allowed, sizeof(to_allowed)) != n)
 			errors_allowed++;
 		else if (!passed) {
@@ -169,7 +187,8 @@ static void sender(const char *cgroup, unsigned long tag, unsigned allowed, unsi
 		usleep(interval_us);
 	}
 	if (go_fd < 0 && report_fd >= 0)
-		(void) dprintf(report_fd, "%lu %lu %lu\n", seq, errors_allowed, ok_denied);
+		(void) dprintf(report_fd, "%lu %lu %lu %lu %lu\n", seq, errors_allowed, ok_denied, ok_denied_marked,
+			       ok_denied_after_drop);
 	_exit(0);
 }
 
@@ -264,7 +283,7 @@ static int run_trials(const char *parent, unsigned long count, unsigned allowed,
 		if (pid < 0)
 			return EXIT_SETUP;
 		if (pid == 0)
-			sender(dir, i, allowed, denied, 200, go[0], report[1]);
+			sender(dir, i, allowed, denied, 200, go[0], report[1], NULL);
 		close(go[0]);
 		close(report[1]);
 		t0 = now_us();
@@ -352,6 +371,8 @@ static int run_trials(const char *parent, unsigned long count, unsigned allowed,
 struct stream_state {
 	uint8_t *seen; /* per allowed sequence number */
 	unsigned long capacity, recv_allowed, recv_denied, max_seq;
+	unsigned long recv_denied_audit; /* arrived before the mark (tag 0) of a stream with ENFORCE_FILE */
+	bool audit;
 };
 
 static void stream_on_allowed(void *userdata, unsigned long tag, unsigned long seq) {
@@ -369,14 +390,18 @@ static void stream_on_allowed(void *userdata, unsigned long tag, unsigned long s
 static void stream_on_denied(void *userdata, unsigned long tag, unsigned long seq) {
 	struct stream_state *s = userdata;
 
-	(void) tag;
+	if (s->audit && tag == 0) {
+		s->recv_denied_audit++; /* audited then: it passes */
+		return;
+	}
 	if (s->recv_denied++ < 10)
 		fprintf(stderr, "cgprobe: ESCAPE: datagram %lu arrived on the denied port\n", seq);
 }
 
 static int run_stream(const char *cgroup, unsigned allowed, unsigned denied, unsigned interval_us,
-		      const char *stop_file) {
-	struct stream_state s = { .capacity = 50u * 1000u * 1000u };
+		      const char *stop_file, const char *enforce_file) {
+	struct stream_state s = { .capacity = 50u * 1000u * 1000u, .audit = enforce_file };
+	unsigned long ok_denied_marked = 0, ok_denied_after_drop = 0;
 	struct sigaction sa = { .sa_handler = on_stop };
 	unsigned long sent = 0, errors_allowed = 0, ok_denied = 0, lost, run = 0, longest = 0;
 	int fa, fd, pipefd[2], status;
@@ -398,7 +423,7 @@ static int run_stream(const char *cgroup, unsigned allowed, unsigned denied, uns
 		return EXIT_SETUP;
 	if (pid == 0) {
 		close(pipefd[0]);
-		sender(cgroup, 0, allowed, denied, interval_us, -1, pipefd[1]);
+		sender(cgroup, 0, allowed, denied, interval_us, -1, pipefd[1], enforce_file);
 	}
 	close(pipefd[1]);
 	while (!stop_requested && access(stop_file, F_OK) < 0) {
@@ -411,7 +436,8 @@ static int run_stream(const char *cgroup, unsigned allowed, unsigned denied, uns
 	kill(pid, SIGTERM);
 	n = read(pipefd[0], line, sizeof(line) - 1);
 	(void) waitpid(pid, &status, 0);
-	if (n <= 0 || sscanf(line, "%lu %lu %lu", &sent, &errors_allowed, &ok_denied) != 3) {
+	if (n <= 0 || sscanf(line, "%lu %lu %lu %lu %lu", &sent, &errors_allowed, &ok_denied, &ok_denied_marked,
+			     &ok_denied_after_drop) != 5) {
 		fprintf(stderr, "cgprobe: the sender failed (status %d)\n", status);
 		return EXIT_SETUP;
 	}
@@ -426,10 +452,18 @@ static int run_stream(const char *cgroup, unsigned allowed, unsigned denied, uns
 	}
 	lost = sent - s.recv_allowed;
 	printf(		"sent %lu allowed_lost %lu allowed_send_errors %lu denied_arrived %lu denied_send_ok %lu "
-	       "longest_gap %lu (%.1f ms)\n",
+	       "longest_gap %lu (%.1f ms)",
 	       sent, lost, errors_allowed, s.recv_denied, ok_denied, longest,
 		(double) longest * (double) interval_us / 1000.0);
-	return lost == 0 && s.recv_denied == 0 && sent > 0 ? 0 : EXIT_FOUND;
+	if (!enforce_file) {
+		putchar('\n');
+		return lost == 0 && s.recv_denied == 0 && sent > 0 ? 0 : EXIT_FOUND;
+	}
+	/* denied_arrived counts only marked datagrams here: escapes. */
+	printf(" denied_arrived_audit %lu denied_send_ok_marked %lu denied_send_ok_after_drop %lu\n",
+	       s.recv_denied_audit, ok_denied_marked, ok_denied_after_drop);
+	return lost == 0 && s.recv_denied == 0 && ok_denied_marked == 0 && ok_denied_after_drop == 0 && sent > 0
+		? 0 : EXIT_FOUND;
 }
 
 /* ---- burst -------------------------------------------------------------- */
@@ -507,13 +541,13 @@ int main(int argc, char *argv[]) {
 	if (argc == 7 && strcmp(argv[1], "trial") == 0)
 		return run_trials(argv[2], number(argv[3]), (unsigned) number(argv[4]), (unsigned) number(argv[5]),
 				  (unsigned) number(argv[6]));
-	if (argc == 7 && strcmp(argv[1], "stream") == 0)
+	if ((argc == 7 || argc == 8) && strcmp(argv[1], "stream") == 0)
 		return run_stream(argv[2], (unsigned) number(argv[3]), (unsigned) number(argv[4]),
-				  (unsigned) number(argv[5]), argv[6]);
+				  (unsigned) number(argv[5]), argv[6], argc == 8 ? argv[7] : NULL);
 	if (argc == 6 && strcmp(argv[1], "burst") == 0)
 		return run_burst(argv[2], argv[3], (unsigned) number(argv[4]), number(argv[5]));
 	fprintf(stderr, "usage: cgprobe trial PARENT COUNT ALLOWED_PORT DENIED_PORT TIMEOUT_MS\n"
-			"       cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE\n"
+			"       cgprobe stream CGROUP ALLOWED_PORT DENIED_PORT INTERVAL_US STOP_FILE [ENFORCE_FILE]\n"
 			"       cgprobe burst NEW_CGROUP|- ADDR PORT COUNT\n");
 	return EXIT_SETUP;
 }
