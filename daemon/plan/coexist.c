@@ -80,14 +80,15 @@ static int below_match(const char *pattern, const char *path, bool or_at, bool *
 	return 0;
 }
 
-static int add_unit(struct cgf_lockout *l, const struct cgf_unit_firewall *u, unsigned directions) {
+static int add_unit(struct cgf_lockout *l, const struct cgf_unit_firewall *u, unsigned settings, unsigned inherited,
+		    unsigned directions) {
 	struct cgf_lockout_unit *e = array_append((void **) &l->units, l->n_units, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
 	*e = (struct cgf_lockout_unit) {
 		.unit = strdup(u->unit), .cgroup = strdup(u->cgroup), .active = u->active,
-		.settings = u->settings, .directions = directions,
+		.settings = settings, .inherited = inherited, .directions = directions,
 	};
 	l->n_units++;
 	return e->unit && e->cgroup ? 0 : -ENOMEM;
@@ -98,7 +99,8 @@ static int find_units(struct cgf_lockout *l, const char *pattern, const struct c
 
 	for (size_t i = 0; units && i < units->n; i++) {
 		const struct cgf_unit_firewall *u = &units->units[i];
-		unsigned d = cgf_unit_settings_directions(u->settings) & l->directions;
+		unsigned inherited, settings = cgf_unit_firewalls_effective(units, u, &inherited);
+		unsigned d = cgf_unit_settings_directions(settings) & l->directions;
 		bool below;
 
 		if (d == 0)
@@ -107,7 +109,7 @@ static int find_units(struct cgf_lockout *l, const char *pattern, const struct c
 		 * list of another mode there, which the kernel refuses as well. */
 		r = below_match(pattern, u->cgroup, true, &below);
 		if (r >= 0 && below)
-			r = add_unit(l, u, d);
+			r = add_unit(l, u, settings, inherited, d);
 		if (r < 0)
 			return r;
 	}
@@ -241,7 +243,7 @@ static int what_locked_out(const struct cgf_lockout *l, char **ret) {
 static void note_unit(struct cgf_diags *d, const struct cgf_lockout_unit *u) {
 	_cleanup_free_ char *settings = NULL;
 
-	if (cgf_unit_settings_format(u->settings, u->directions, &settings) < 0) {
+	if (cgf_unit_settings_describe(u->settings, u->inherited, u->directions, &settings) < 0) {
 		d->oom = true;
 		return;
 	}
@@ -364,11 +366,11 @@ static bool has_foreign(const struct cgf_actual *actual, const char *cgroup, enu
 	return false;
 }
 
-/* The directions in which u, an existing cgroup, misses its programs
- * below a none list of desired. */
+/* The directions in which u, an existing cgroup, misses the programs of
+ * settings below a none list of desired. */
 static unsigned missing_directions(const struct cgf_desired *desired, const struct cgf_actual *actual,
-				   const struct cgf_unit_firewall *u) {
-	unsigned asks = cgf_unit_settings_directions(u->settings), missing = 0;
+				   const struct cgf_unit_firewall *u, unsigned settings) {
+	unsigned asks = cgf_unit_settings_directions(settings), missing = 0;
 
 	for (size_t i = 0; i < desired->n_lists; i++) {
 		const struct cgf_desired_list *l = &desired->lists[i];
@@ -397,18 +399,19 @@ int cgf_coexist_missing(const struct cgf_desired *desired, const struct cgf_actu
 	qsort(sorted, n_paths, sizeof(*sorted), compare_str);
 	for (size_t i = 0; i < units->n; i++) {
 		const struct cgf_unit_firewall *u = &units->units[i];
-		_cleanup_free_ char *settings = NULL;
+		_cleanup_free_ char *text = NULL;
+		unsigned inherited, settings, d;
 		const char *key = u->cgroup;
-		unsigned d;
 
 		if (!bsearch(&key, sorted, n_paths, sizeof(*sorted), compare_str))
 			continue; /* not running: nothing to miss */
-		d = missing_directions(desired, actual, u);
+		settings = cgf_unit_firewalls_effective(units, u, &inherited);
+		d = missing_directions(desired, actual, u, settings);
 		if (d == 0)
 			continue;
-		r = cgf_unit_settings_format(u->settings, d, &settings);
+		r = cgf_unit_settings_describe(settings, inherited, d, &text);
 		if (r >= 0)
-			r = cgf_missing_firewalls_add(ret, u->unit, u->cgroup, d, settings);
+			r = cgf_missing_firewalls_add(ret, u->unit, u->cgroup, d, text);
 		if (r < 0)
 			return r;
 	}

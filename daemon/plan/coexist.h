@@ -55,7 +55,8 @@ struct cgf_lockout_unit {
 	char *unit;
 	char *cgroup;
 	bool active;
-	unsigned settings;   /* those acting on directions */
+	unsigned settings;   /* effective (cgf_unit_firewalls_effective()) */
+	unsigned inherited;  /* of them, those a slice above gives */
 	unsigned directions; /* the none's directions it asks for */
 };
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "state.h"
 #include "unit-firewalls.h"
 #include "util.h"
 
@@ -71,6 +72,59 @@ void cgf_unit_firewalls_filter(struct cgf_unit_firewalls *u, bool (*keep)(const 
 	u->n = n;
 }
 
+static bool ends_with(const char *s, const char *suffix) {
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && streq(s + n - m, suffix);
+}
+
+bool cgf_unit_is_slice(const char *unit) {
+	return ends_with(unit, ".slice");
+}
+
+unsigned cgf_unit_firewalls_effective(const struct cgf_unit_firewalls *t, const struct cgf_unit_firewall *u,
+				      unsigned *ret_inherited) {
+	unsigned inherited = 0;
+
+	if (cgf_unit_is_slice(u->unit)) {
+		if (ret_inherited)
+			*ret_inherited = 0;
+		return u->settings & ~CGF_SETTINGS_IP_ACCESS;
+	}
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct cgf_unit_firewall *s = &t->units[i];
+
+		if ((s->settings & CGF_SETTINGS_IP_ACCESS) && cgf_unit_is_slice(s->unit) &&
+		    cgf_cgroup_is_below(u->cgroup, s->cgroup))
+			inherited |= s->settings & CGF_SETTINGS_IP_ACCESS;
+	}
+	if (ret_inherited)
+		*ret_inherited = inherited & ~u->settings;
+	return u->settings | inherited;
+}
+
+int cgf_unit_firewalls_prune(struct cgf_unit_firewalls *t) {
+	_cleanup_free_ bool *goes = calloc(t->n + 1, sizeof(*goes));
+	size_t n = 0;
+
+	if (!goes)
+		return -ENOMEM;
+	/* Decided on the whole table first: a slice's lists decide for the
+	 * units below it, wherever they are in the table. */
+	for (size_t i = 0; i < t->n; i++)
+		goes[i] = cgf_unit_firewalls_effective(t, &t->units[i], NULL) == 0 &&
+			  (t->units[i].settings & CGF_SETTINGS_IP_ACCESS) == 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (goes[i]) {
+			entry_clear(&t->units[i]);
+			continue;
+		}
+		t->units[n++] = t->units[i];
+	}
+	t->n = n;
+	return 0;
+}
+
 /* Each setting, as written in a unit file, and the lists it attaches to. */
 static const struct {
 	unsigned setting;
@@ -114,6 +168,22 @@ int cgf_unit_settings_format(unsigned settings, unsigned directions, char **ret)
 	if (fclose(f) != 0 || !s)
 		return -ENOMEM;
 	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int cgf_unit_settings_describe(unsigned settings, unsigned inherited, unsigned directions, char **ret) {
+	_cleanup_free_ char *own = NULL, *above = NULL;
+	int r;
+
+	r = cgf_unit_settings_format(settings & ~inherited, directions, &own);
+	if (r >= 0)
+		r = cgf_unit_settings_format(settings & inherited, directions, &above);
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%s%s%s%s", own, *own && *above ? "; " : "", above, *above ? " of a slice above" : "") < 0) {
+		*ret = NULL; /* undefined after a failure */
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -161,12 +231,6 @@ static int cg_escape(const char *name, size_t n, FILE *f) {
 		fputc('_', f);
 	fwrite(name, 1, n, f);
 	return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && streq(s + n - m, suffix);
 }
 
 /* Writes the slice's path, without a trailing '/'; nothing for the root. */

@@ -17,6 +17,12 @@
  *   RestrictNetworkInterfaces=                 both (links; only a systemd built
  *                                              with +BPF_FRAMEWORK attaches them)
  *
+ * A slice's IPAddressDeny= and IPAddressAllow= attach nothing to the
+ * slice's own cgroup: systemd compiles them into the programs of every
+ * unit below it (its "leaf nodes"), which get them even without access
+ * lists of their own.  The table keeps what each unit says;
+ * cgf_unit_firewalls_effective() gives what lands on its cgroup.
+ *
  * systemd attaches with BPF_F_ALLOW_MULTI (links are multi too); below a
  * `mode: none` list the kernel refuses that (EPERM), and systemd logs it
  * and starts the unit anyway, without those programs.
@@ -71,6 +77,26 @@ void cgf_unit_firewalls_filter(struct cgf_unit_firewalls *u, bool (*keep)(const 
 									  void *userdata),
 			       void *userdata);
 
+/* The IP access lists: on a slice, compiled into the units below it. */
+#define CGF_SETTINGS_IP_ACCESS (CGF_SETTING_IP_ADDRESS_DENY | CGF_SETTING_IP_ADDRESS_ALLOW)
+
+/* Is the unit a slice (an inner node of systemd's tree)? */
+bool cgf_unit_is_slice(const char *unit);
+
+/*
+ * The settings that make systemd attach programs to u's own cgroup: u's
+ * own, without the IP access lists if u is a slice, with those of every
+ * slice of t above it if it is not (*ret_inherited, optional: the bits
+ * only those slices give).  u need not be one of t's entries.
+ */
+unsigned cgf_unit_firewalls_effective(const struct cgf_unit_firewalls *t, const struct cgf_unit_firewall *u,
+				      unsigned *ret_inherited);
+
+/* Drops the units that make systemd attach nothing (effective settings
+ * 0); a slice with IP access lists stays, for the units below it.
+ * 0 or -ENOMEM (then nothing is dropped). */
+int cgf_unit_firewalls_prune(struct cgf_unit_firewalls *t);
+
 /* The lists those settings make systemd attach to: CGF_DIRECTION_BIT()s. */
 unsigned cgf_unit_settings_directions(unsigned settings);
 
@@ -79,6 +105,10 @@ unsigned cgf_unit_settings_directions(unsigned settings);
  * in a unit file: "IPAddressDeny=, IPAddressAllow=".  "" for none.
  */
 int cgf_unit_settings_format(unsigned settings, unsigned directions, char **ret);
+
+/* The same with the bits a slice above gives marked so:
+ * "IPAccounting=yes; IPAddressDeny= of a slice above". */
+int cgf_unit_settings_describe(unsigned settings, unsigned inherited, unsigned directions, char **ret);
 
 /* "ingress", "egress" or "ingress and egress" for a non-empty set. */
 const char *cgf_directions_to_string(unsigned directions);

@@ -193,7 +193,7 @@ static void test_globs_and_root(struct test_state *t) {
 				       CGF_SETTING_IP_INGRESS_FILTER) == 0);
 	REQUIRE(cgf_unit_firewalls_add(&u, "inner.service", "machine.slice/machine-b.scope/inner.service", true,
 				       CGF_SETTING_IP_ADDRESS_DENY) == 0);
-	REQUIRE(cgf_unit_firewalls_add(&u, "machine.slice", "machine.slice", true, CGF_SETTING_IP_ADDRESS_DENY) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "machine.slice", "machine.slice", true, CGF_SETTING_IP_ACCOUNTING) == 0);
 	REQUIRE(cgf_unit_firewalls_add(&u, "-.slice", ".", true, CGF_SETTING_IP_EGRESS_FILTER) == 0);
 
 	REQUIRE(cgf_coexist_check(glob, &u, NULL, &c) == 0);
@@ -277,6 +277,32 @@ static void test_many_named(struct test_state *t) {
 	cgf_unit_firewalls_done(&u);
 }
 
+/* A slice's IP access lists land on every unit below it, not on the
+ * slice: systemd compiles them into the units' own programs. */
+static void test_inherited(struct test_state *t) {
+	_cleanup_(cgf_policy_freep) struct cgf_policy *p = load(GUARD_POLICY(""));
+	const struct cgf_features patched = CGF_FEATURES_PATCHED;
+	struct cgf_unit_firewalls u = {};
+	_cleanup_free_ char *got = NULL;
+
+	REQUIRE(cgf_unit_firewalls_add(&u, "system-getty.slice", "system.slice/system-getty.slice", true,
+				       CGF_SETTING_IP_ADDRESS_DENY) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "getty@tty1.service", "system.slice/system-getty.slice/getty@tty1.service",
+				       true, 0) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "getty@tty2.service", "system.slice/system-getty.slice/getty@tty2.service",
+				       true, CGF_SETTING_IP_ACCOUNTING | CGF_SETTING_IP_ADDRESS_DENY) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "other.service", "system.slice/other.service", true, 0) == 0);
+	got = refusal(p, &u, NULL, &patched, NULL);
+	CHECK(t, strstr(got, "for 2 units (") &&
+		 strstr(got, "note: unit getty@tty1.service (system.slice/system-getty.slice/getty@tty1.service): "
+			     "IPAddressDeny= of a slice above, on egress\n") &&
+		 strstr(got, "note: unit getty@tty2.service (system.slice/system-getty.slice/getty@tty2.service): "
+			     "IPAddressDeny=, IPAccounting=yes, on egress\n") &&
+		 !strstr(got, "unit system-getty.slice") && !strstr(got, "other.service"),
+	      "the slice's deny list on the units below it, not on the slice, not beside it:\n%s", got);
+	cgf_unit_firewalls_done(&u);
+}
+
 static char *format_missing(const struct cgf_missing_firewalls *m) {
 	char *s = NULL;
 	size_t size = 0;
@@ -337,6 +363,7 @@ int main(void) {
 	test_globs_and_root(&t);
 	test_programs_now(&t);
 	test_many_named(&t);
+	test_inherited(&t);
 	test_missing(&t);
 	return test_finish(&t, "coexist");
 }

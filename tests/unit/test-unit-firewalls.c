@@ -132,6 +132,40 @@ static void test_table(struct test_state *t) {
 	CHECK(t, u.n == 0 && !u.units, "done empties it");
 }
 
+static void test_effective(struct test_state *t) {
+	struct cgf_unit_firewalls u = {};
+	unsigned inherited = 99, e;
+
+	REQUIRE(cgf_unit_firewalls_add(&u, "-.slice", ".", true, CGF_SETTING_IP_ADDRESS_ALLOW) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "a.slice", "a.slice", true,
+				       CGF_SETTING_IP_ADDRESS_DENY | CGF_SETTING_IP_ACCOUNTING) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "x.service", "a.slice/x.service", true, 0) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "y.service", "b.slice/y.service", false, CGF_SETTING_IP_ADDRESS_DENY) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "b.slice", "b.slice", true, 0) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "z.service", "a.slicex/z.service", true, 0) == 0);
+
+	e = cgf_unit_firewalls_effective(&u, &u.units[1], &inherited);
+	CHECK(t, e == CGF_SETTING_IP_ACCOUNTING && inherited == 0, "a slice keeps only its accounting (0x%x)", e);
+	e = cgf_unit_firewalls_effective(&u, &u.units[2], &inherited);
+	CHECK(t, e == CGF_SETTINGS_IP_ACCESS && inherited == CGF_SETTINGS_IP_ACCESS,
+	      "a unit gets the access lists of every slice above it (0x%x, inherited 0x%x)", e, inherited);
+	e = cgf_unit_firewalls_effective(&u, &u.units[3], &inherited);
+	CHECK(t, e == CGF_SETTINGS_IP_ACCESS && inherited == CGF_SETTING_IP_ADDRESS_ALLOW,
+	      "its own deny, the root's allow (0x%x, inherited 0x%x)", e, inherited);
+	e = cgf_unit_firewalls_effective(&u, &u.units[5], &inherited);
+	CHECK(t, e == CGF_SETTING_IP_ADDRESS_ALLOW, "a.slicex is not below a.slice (0x%x)", e);
+
+	REQUIRE(cgf_unit_firewalls_prune(&u) == 0);
+	CHECK(t, u.n == 5 && streq(u.units[4].unit, "z.service"), "only b.slice goes (it gives nothing): %zu", u.n);
+	cgf_unit_firewalls_done(&u);
+
+	REQUIRE(cgf_unit_firewalls_add(&u, "q.service", "q.service", true, 0) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "s.slice", "s.slice", true, 0) == 0);
+	REQUIRE(cgf_unit_firewalls_prune(&u) == 0);
+	CHECK(t, u.n == 0, "nothing attaches: all go (%zu)", u.n);
+	cgf_unit_firewalls_done(&u);
+}
+
 /* ---- the daemon's record ------------------------------------------------- */
 
 static void test_record(struct test_state *t) {
@@ -227,6 +261,7 @@ int main(void) {
 	test_control_group(&t);
 	test_settings(&t);
 	test_table(&t);
+	test_effective(&t);
 	test_record(&t);
 	test_record_refused(&t);
 	test_record_json(&t);
