@@ -417,3 +417,98 @@ int cgf_coexist_missing(const struct cgf_desired *desired, const struct cgf_actu
 	}
 	return 0;
 }
+
+/* ---- where new units appear ---------------------------------------------- */
+
+static const char *last_component(const char *path) {
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Is path a cgroup pattern matches, or below one through slices only?
+ * buf: room for path. */
+static bool slices_below(const char *pattern, const char *path, char *buf, size_t size) {
+	snprintf(buf, size, "%s", path);
+	for (;;) {
+		char *slash;
+
+		if (cgf_cgroup_pattern_match(pattern, buf))
+			return true;
+		if (streq(buf, ".") || !cgf_unit_is_slice(last_component(buf)))
+			return false;
+		/* Up one level, in place. */
+		slash = strrchr(buf, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(buf, size, ".");
+	}
+}
+
+bool cgf_coexist_watches(const struct cgf_policy *p, const char *path) {
+	size_t size = strlen(path) + 2;
+	_cleanup_free_ char *buf = malloc(size);
+
+	/* Out of memory: watch it rather than miss a unit there. */
+	if (!buf)
+		return true;
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const struct cgf_attachment *a = &p->attachments[i];
+
+		if (a->mode == CGF_MODE_NONE && a->cgroup && slices_below(a->cgroup, path, buf, size))
+			return true;
+	}
+	return false;
+}
+
+static bool at_or_below_any(const char *path, const char *const *created, size_t n_created) {
+	for (size_t i = 0; i < n_created; i++)
+		if (streq(path, created[i]) || cgf_cgroup_is_below(path, created[i]))
+			return true;
+	return false;
+}
+
+static bool may_be_new_unit(const struct cgf_policy *p, const char *path, const char *const *created,
+			    size_t n_created) {
+	_cleanup_free_ char *parent = NULL;
+	const char *name = last_component(path);
+
+	if (streq(path, ".") || !at_or_below_any(path, created, n_created))
+		return false;
+	/* cg_escape()'s '_' in front of a unit's name. */
+	if (!cgf_unit_interface(name[0] == '_' ? name + 1 : name))
+		return false;
+	parent = malloc(strlen(path) + 2);
+	return parent && cgf_cgroup_parent(path, parent, strlen(path) + 2) && cgf_coexist_watches(p, parent);
+}
+
+int cgf_coexist_new_unit_cgroups(const struct cgf_policy *p, char *const *paths, size_t n_paths,
+				 const char *const *created, size_t n_created, size_t max, char ***ret, size_t *ret_n,
+				 size_t *ret_more) {
+	char **found = NULL;
+	size_t n = 0, more = 0;
+
+	for (size_t i = 0; i < n_paths; i++) {
+		char **slot;
+
+		if (!may_be_new_unit(p, paths[i], created, n_created))
+			continue;
+		if (n >= max) {
+			more++;
+			continue;
+		}
+		slot = array_append((void **) &found, n, sizeof(*slot));
+		if (!slot || !(*slot = strdup(paths[i]))) {
+			for (size_t j = 0; j < n; j++)
+				free(found[j]);
+			free(found);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	*ret = found;
+	*ret_n = n;
+	*ret_more = more;
+	return 0;
+}

@@ -111,6 +111,27 @@ void cgf_coexist_report(const struct cgf_coexist *c, const struct cgf_policy *p,
 int cgf_coexist_summary(const struct cgf_coexist *c, const struct cgf_policy *p, char **ret);
 
 /*
+ * Where new units below a none appear while running: a cgroup a none
+ * attachment of p matches, or one below it through slices only
+ * (system.slice/system-getty.slice).  That is systemd's own tree, which
+ * nobody else extends: a delegated subtree hangs below a service or a
+ * scope, never directly below a slice.  The daemon watches these
+ * directories, few and long-lived, not the whole subtree of a none.
+ */
+bool cgf_coexist_watches(const struct cgf_policy *p, const char *path);
+
+/*
+ * The cgroups among paths that may be a unit's own, and new: at or below
+ * one of created, directly in a directory cgf_coexist_watches() says, and
+ * named like a unit with a cgroup (unit-firewalls.h).  For the systemd
+ * query of an event's new cgroups; at most max of them (*ret_more: how
+ * many more there were, for the next full reconcile).
+ */
+int cgf_coexist_new_unit_cgroups(const struct cgf_policy *p, char *const *paths, size_t n_paths,
+				 const char *const *created, size_t n_created, size_t max, char ***ret, size_t *ret_n,
+				 size_t *ret_more);
+
+/*
  * The units at or below a none list of desired (in a direction they ask
  * for) whose cgroup is among paths (sorted by strcmp(), as a cgroup tree
  * has them) and whose list of that direction in actual holds no foreign

@@ -78,6 +78,25 @@ static bool ends_with(const char *s, const char *suffix) {
 	return n >= m && streq(s + n - m, suffix);
 }
 
+const char *cgf_unit_interface(const char *unit) {
+	static const struct {
+		const char *suffix;
+		const char *interface;
+	} types[] = {
+		{ ".service", "org.freedesktop.systemd1.Service" },
+		{ ".socket", "org.freedesktop.systemd1.Socket" },
+		{ ".mount", "org.freedesktop.systemd1.Mount" },
+		{ ".swap", "org.freedesktop.systemd1.Swap" },
+		{ ".slice", "org.freedesktop.systemd1.Slice" },
+		{ ".scope", "org.freedesktop.systemd1.Scope" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(types); i++)
+		if (strlen(unit) > strlen(types[i].suffix) && ends_with(unit, types[i].suffix))
+			return types[i].interface;
+	return NULL;
+}
+
 bool cgf_unit_is_slice(const char *unit) {
 	return ends_with(unit, ".slice");
 }
@@ -116,6 +135,31 @@ int cgf_unit_firewalls_prune(struct cgf_unit_firewalls *t) {
 			  (t->units[i].settings & CGF_SETTINGS_IP_ACCESS) == 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (goes[i]) {
+			entry_clear(&t->units[i]);
+			continue;
+		}
+		t->units[n++] = t->units[i];
+	}
+	t->n = n;
+	return 0;
+}
+
+static int compare_str(const void *a, const void *b) {
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int cgf_unit_firewalls_forget_stopped(struct cgf_unit_firewalls *t, char *const *paths, size_t n_paths) {
+	_cleanup_free_ char **sorted = calloc(n_paths + 1, sizeof(*sorted));
+	size_t n = 0;
+
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, paths, n_paths * sizeof(*sorted));
+	qsort(sorted, n_paths, sizeof(*sorted), compare_str);
+	for (size_t i = 0; i < t->n; i++) {
+		const char *key = t->units[i].cgroup;
+
+		if (t->units[i].active && !bsearch(&key, sorted, n_paths, sizeof(*sorted), compare_str)) {
 			entry_clear(&t->units[i]);
 			continue;
 		}

@@ -77,8 +77,21 @@ void cgf_unit_firewalls_filter(struct cgf_unit_firewalls *u, bool (*keep)(const 
 									  void *userdata),
 			       void *userdata);
 
+/*
+ * Drops the units that ran when they were asked about but whose cgroup
+ * is not among paths now (a full walk's cgroups): a transient unit gone,
+ * a service stopped (asked again when its cgroup reappears).  Keeps the
+ * table as large as what runs, not as what ever ran.  0 or -ENOMEM.
+ */
+int cgf_unit_firewalls_forget_stopped(struct cgf_unit_firewalls *t, char *const *paths, size_t n_paths);
+
 /* The IP access lists: on a slice, compiled into the units below it. */
 #define CGF_SETTINGS_IP_ACCESS (CGF_SETTING_IP_ADDRESS_DENY | CGF_SETTING_IP_ADDRESS_ALLOW)
+
+/* The D-Bus interface of a unit type with a cgroup (service, socket,
+ * mount, swap, slice, scope), from the unit's name; NULL for the types
+ * without one (target, timer, path, device, automount) and non-units. */
+const char *cgf_unit_interface(const char *unit);
 
 /* Is the unit a slice (an inner node of systemd's tree)? */
 bool cgf_unit_is_slice(const char *unit);

@@ -354,6 +354,57 @@ static void test_missing(struct test_state *t) {
 	cgf_unit_firewalls_done(&u);
 }
 
+static void test_where_units_appear(struct test_state *t) {
+	_cleanup_(cgf_policy_freep) struct cgf_policy *p = load(
+		"version: 1\n"
+		"filters:\n"
+		"  guard: {type: deny-all, direction: egress}\n"
+		"  count: {type: count-only, direction: egress}\n"
+		"attachments:\n"
+		"  - {cgroup: system.slice, filters: [guard], mode: none}\n"
+		"  - {cgroup: user.slice, filters: [count]}\n");
+	static const char *const watched[] = {
+		"system.slice", "system.slice/system-getty.slice", "system.slice/a.slice/a-b.slice",
+	};
+	static const char *const not_watched[] = {
+		".", "system.slice/web.service", "system.slice/web.service/x.slice", "user.slice",
+		"user.slice/user-1000.slice", "system.slice2",
+	};
+	char *tree[] = {
+		".", "system.slice", "system.slice/new.service", "system.slice/new.service/inner.service",
+		"system.slice/system-x.slice", "system.slice/system-x.slice/x@1.service",
+		"system.slice/system-x.slice/_cpu.service", "system.slice/old.service", "system.slice/payload",
+		"system.slice/system-x.slice/x.target", "user.slice", "user.slice/u.service",
+	};
+	const char *created[] = { "system.slice/new.service", "system.slice/system-x.slice", "user.slice/u.service" };
+	char **found = NULL;
+	size_t n = 0, more = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(watched); i++)
+		CHECK(t, cgf_coexist_watches(p, watched[i]), "'%s' watched", watched[i]);
+	for (size_t i = 0; i < ELEMENTSOF(not_watched); i++)
+		CHECK(t, !cgf_coexist_watches(p, not_watched[i]), "'%s' not watched", not_watched[i]);
+
+	REQUIRE(cgf_coexist_new_unit_cgroups(p, tree, ELEMENTSOF(tree), created, ELEMENTSOF(created), 10, &found, &n,
+					     &more) == 0);
+	CHECK(t, n == 4 && more == 0 && streq(found[0], "system.slice/new.service") &&
+			 streq(found[1], "system.slice/system-x.slice") &&
+			 streq(found[2], "system.slice/system-x.slice/x@1.service") &&
+			 streq(found[3], "system.slice/system-x.slice/_cpu.service"),
+	      "new units in systemd's tree below the none (%zu): not inside a service, not an old one, not a "
+	      "target, not below a multi",
+	      n);
+	for (size_t i = 0; i < n; i++)
+		free(found[i]);
+	free(found);
+	REQUIRE(cgf_coexist_new_unit_cgroups(p, tree, ELEMENTSOF(tree), created, ELEMENTSOF(created), 1, &found, &n,
+					     &more) == 0);
+	CHECK(t, n == 1 && more == 3, "at most max, the rest counted (%zu, %zu more)", n, more);
+	for (size_t i = 0; i < n; i++)
+		free(found[i]);
+	free(found);
+}
+
 int main(void) {
 	struct test_state t = {};
 
@@ -365,5 +416,6 @@ int main(void) {
 	test_many_named(&t);
 	test_inherited(&t);
 	test_missing(&t);
+	test_where_units_appear(&t);
 	return test_finish(&t, "coexist");
 }

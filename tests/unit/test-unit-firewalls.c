@@ -166,6 +166,27 @@ static void test_effective(struct test_state *t) {
 	cgf_unit_firewalls_done(&u);
 }
 
+static void test_types_and_forget(struct test_state *t) {
+	char *paths[] = { "system.slice/b.service", ".", "system.slice" };
+	struct cgf_unit_firewalls u = {};
+
+	CHECK(t, streq(cgf_unit_interface("web.service") ?: "", "org.freedesktop.systemd1.Service"), "service");
+	CHECK(t, streq(cgf_unit_interface("machine-x.scope") ?: "", "org.freedesktop.systemd1.Scope"), "scope");
+	CHECK(t, streq(cgf_unit_interface("-.slice") ?: "", "org.freedesktop.systemd1.Slice"), "slice");
+	CHECK(t, streq(cgf_unit_interface("dev-hugepages.mount") ?: "", "org.freedesktop.systemd1.Mount"), "mount");
+	CHECK(t, !cgf_unit_interface("multi-user.target") && !cgf_unit_interface(".service") &&
+			 !cgf_unit_interface("cgroup.procs") && !cgf_unit_interface("payload"),
+	      "no cgroup: targets, bare suffixes, kernel files, other directories");
+
+	REQUIRE(cgf_unit_firewalls_add(&u, "a.service", "system.slice/a.service", true, 1) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "b.service", "system.slice/b.service", true, 1) == 0);
+	REQUIRE(cgf_unit_firewalls_add(&u, "c.service", "system.slice/c.service", false, 1) == 0);
+	REQUIRE(cgf_unit_firewalls_forget_stopped(&u, paths, ELEMENTSOF(paths)) == 0);
+	CHECK(t, u.n == 2 && streq(u.units[0].unit, "b.service") && streq(u.units[1].unit, "c.service"),
+	      "a unit that ran and is gone is forgotten; one known not to run stays (%zu)", u.n);
+	cgf_unit_firewalls_done(&u);
+}
+
 /* ---- the daemon's record ------------------------------------------------- */
 
 static void test_record(struct test_state *t) {
@@ -262,6 +283,7 @@ int main(void) {
 	test_settings(&t);
 	test_table(&t);
 	test_effective(&t);
+	test_types_and_forget(&t);
 	test_record(&t);
 	test_record_refused(&t);
 	test_record_json(&t);
