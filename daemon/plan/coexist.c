@@ -32,6 +32,16 @@ void cgf_coexist_done(struct cgf_coexist *c) {
 	*c = (struct cgf_coexist) {};
 }
 
+bool cgf_coexist_has_none(const struct cgf_policy *p, bool refusable) {
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const struct cgf_attachment *a = &p->attachments[i];
+
+		if (a->mode == CGF_MODE_NONE && (!refusable || a->foreign_below != CGF_FOREIGN_BELOW_LOCK_OUT))
+			return true;
+	}
+	return false;
+}
+
 /* ---- what a none attachment locks out ------------------------------------ */
 
 /* The directions an attachment puts a none on: its filters'. */

@@ -86,6 +86,11 @@ struct cgf_coexist {
 
 void cgf_coexist_done(struct cgf_coexist *c);
 
+/* Has the policy a none attachment (refusable: one without
+ * `foreign-below: lock-out`, which a lockout would make refused)?
+ * Without one, there is nothing to ask systemd. */
+bool cgf_coexist_has_none(const struct cgf_policy *p, bool refusable);
+
 /*
  * units: NULL when systemd could not be asked; actual: NULL when the
  * kernel was not read (`cgfilterctl check`).  The policy must be valid.
