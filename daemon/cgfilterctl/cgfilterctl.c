@@ -322,7 +322,9 @@ static void help_status(FILE *f) {
 		"rules).  Needs the privileges of bpf(2) (root).  Then, from the running\n"
 		"cgfilterd (" CGF_RUNTIME_DIR "/" CGF_PENDING_FILE "): the lists its last reconcile\n"
 		"failed, retried with backoff, with their last error, and the cgroups its\n"
-		"walk could not enter.\n"
+		"walk could not enter; and (" CGF_RUNTIME_DIR "/" CGF_MISSING_FIREWALLS_FILE ") the\n"
+		"units below a 'mode: none' of ours that run without the programs they\n"
+		"asked systemd for (IPAddressDeny= ...): the kernel refused systemd's attach.\n"
 		"\n"
 		"CGROUP is a path relative to the cgroup2 mount ('.' is the root).\n"
 		"Without CGROUP: the cgroups with programs of their own.\n"
@@ -493,6 +495,20 @@ static int read_daemon_report(struct cgf_pending **ret) {
 	return cgf_pending_parse(text, ret);
 }
 
+/* The units the running daemon found without their programs
+ * (missing-firewalls.h); none without a daemon: *ret stays NULL. */
+static int read_missing_firewalls(struct cgf_missing_firewalls **ret) {
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = cgf_runtime_read_file(CGF_MISSING_FIREWALLS_FILE, CGF_MISSING_FIREWALLS_FILE_MAX, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return cgf_missing_firewalls_parse(text, ret);
+}
+
 /* The running daemon's reconcile counts and reload line, for the
  * metrics; none without a daemon. */
 static int read_daemon_counts(struct cgf_status *s) {
@@ -597,6 +613,9 @@ static int verb_status(int argc, char *argv[]) {
 	r = read_daemon_report(&status->daemon);
 	if (r < 0)
 		return fail("reading " CGF_RUNTIME_DIR "/" CGF_PENDING_FILE, r);
+	r = read_missing_firewalls(&status->missing_firewalls);
+	if (r < 0)
+		return fail("reading " CGF_RUNTIME_DIR "/" CGF_MISSING_FIREWALLS_FILE, r);
 	if (format == FORMAT_JSON)
 		return print_json(render_status, status);
 	if (format == FORMAT_PROMETHEUS) {
