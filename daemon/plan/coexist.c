@@ -436,16 +436,20 @@ static const char *last_component(const char *path) {
 	return slash ? slash + 1 : path;
 }
 
-/* Is path a cgroup pattern matches, or below one through slices only?
- * buf: room for path. */
+
+/* Is path a slice (or the root) that pattern matches, or below one
+ * through slices only?  buf: room for path. */
 static bool slices_below(const char *pattern, const char *path, char *buf, size_t size) {
 	snprintf(buf, size, "%s", path);
 	for (;;) {
 		char *slash;
 
+		/* Each level, the matched one too: a slice of systemd's. */
+		if (!streq(buf, ".") && !cgf_unit_is_slice(last_component(buf)))
+			return false;
 		if (cgf_cgroup_pattern_match(pattern, buf))
 			return true;
-		if (streq(buf, ".") || !cgf_unit_is_slice(last_component(buf)))
+		if (streq(buf, "."))
 			return false;
 		/* Up one level, in place. */
 		slash = strrchr(buf, '/');
@@ -456,6 +460,10 @@ static bool slices_below(const char *pattern, const char *path, char *buf, size_
 	}
 }
 
+/* systemd puts units in slices only: a none on a service, a scope or a
+ * directory of a container's makes no unit of PID 1 appear directly below
+ * it, and what its tenant makes there is none of PID 1's business (nor a
+ * reason to ask it). */
 bool cgf_coexist_watches(const struct cgf_policy *p, const char *path) {
 	size_t size = strlen(path) + 2;
 	_cleanup_free_ char *buf = malloc(size);

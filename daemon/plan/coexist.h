@@ -116,12 +116,14 @@ void cgf_coexist_report(const struct cgf_coexist *c, const struct cgf_policy *p,
 int cgf_coexist_summary(const struct cgf_coexist *c, const struct cgf_policy *p, char **ret);
 
 /*
- * Where new units below a none appear while running: a cgroup a none
- * attachment of p matches, or one below it through slices only
- * (system.slice/system-getty.slice).  That is systemd's own tree, which
- * nobody else extends: a delegated subtree hangs below a service or a
- * scope, never directly below a slice.  The daemon watches these
- * directories, few and long-lived, not the whole subtree of a none.
+ * Where new units below a none appear while running: a slice (or the
+ * root) that a none attachment of p matches, or one below it through
+ * slices only (system.slice/system-getty.slice).  That is systemd's own
+ * tree, which nobody else extends: a delegated subtree hangs below a
+ * service or a scope, never directly below a slice, and a none on a
+ * service, a scope or a container's directory has no unit of PID 1
+ * directly below it.  The daemon watches these directories, few and
+ * long-lived, not the whole subtree of a none.
  */
 bool cgf_coexist_watches(const struct cgf_policy *p, const char *path);
 

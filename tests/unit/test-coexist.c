@@ -362,21 +362,26 @@ static void test_where_units_appear(struct test_state *t) {
 		"  count: {type: count-only, direction: egress}\n"
 		"attachments:\n"
 		"  - {cgroup: system.slice, filters: [guard], mode: none}\n"
-		"  - {cgroup: user.slice, filters: [count]}\n");
+		"  - {cgroup: user.slice, filters: [count]}\n"
+		"  - {cgroup: machine.slice/*.scope, filters: [guard], mode: none}\n"
+		"  - {cgroup: pods, filters: [guard], mode: none}\n");
 	static const char *const watched[] = {
 		"system.slice", "system.slice/system-getty.slice", "system.slice/a.slice/a-b.slice",
 	};
 	static const char *const not_watched[] = {
 		".", "system.slice/web.service", "system.slice/web.service/x.slice", "user.slice",
-		"user.slice/user-1000.slice", "system.slice2",
+		"user.slice/user-1000.slice", "system.slice2", "machine.slice", "machine.slice/machine-a.scope",
+		"machine.slice/machine-a.scope/x.slice", "pods", "pods/a.slice",
 	};
 	char *tree[] = {
 		".", "system.slice", "system.slice/new.service", "system.slice/new.service/inner.service",
 		"system.slice/system-x.slice", "system.slice/system-x.slice/x@1.service",
 		"system.slice/system-x.slice/_cpu.service", "system.slice/old.service", "system.slice/payload",
-		"system.slice/system-x.slice/x.target", "user.slice", "user.slice/u.service",
+		"system.slice/system-x.slice/x.target", "user.slice", "user.slice/u.service", "machine.slice/machine-a.scope",
+		"machine.slice/machine-a.scope/evil.service", "pods/p.service",
 	};
-	const char *created[] = { "system.slice/new.service", "system.slice/system-x.slice", "user.slice/u.service" };
+	const char *created[] = { "system.slice/new.service", "system.slice/system-x.slice", "user.slice/u.service",
+				  "machine.slice/machine-a.scope/evil.service", "pods/p.service" };
 	char **found = NULL;
 	size_t n = 0, more = 0;
 
@@ -392,7 +397,8 @@ static void test_where_units_appear(struct test_state *t) {
 			 streq(found[2], "system.slice/system-x.slice/x@1.service") &&
 			 streq(found[3], "system.slice/system-x.slice/_cpu.service"),
 	      "new units in systemd's tree below the none (%zu): not inside a service, not an old one, not a "
-	      "target, not below a multi",
+	      "target, not below a multi, not what a tenant names like a unit below a none on a scope or a "
+	      "directory",
 	      n);
 	for (size_t i = 0; i < n; i++)
 		free(found[i]);
