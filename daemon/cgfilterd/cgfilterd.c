@@ -522,6 +522,11 @@ static void take_failures(struct manager *m, const struct loaded_policy *lp, con
  * take_failures()). */
 static void say_outcome(struct manager *m, const struct cgf_reconcile_scope *scope, bool announce, int r,
 			const struct cgf_reconcile *rc, char **ret_message) {
+	if (rc->refused) {
+		/* Said with every line by say_refusal(). */
+		set_message(ret_message, rc->error, r);
+		return;
+	}
 	if (r < 0) {
 		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
 			  rc->applied, rc->plan ? rc->plan->n_actions : 0, rc->error ?: strerror(-r));
@@ -621,7 +626,7 @@ static int reconcile(struct manager *m, struct loaded_policy *lp, const struct c
 	whole = r >= 0 && rc.failures.n == 0;
 	count_reconcile(m, scope, r < 0 ? CGF_RECONCILE_ERROR :
 				  whole && rc.converged ? CGF_RECONCILE_SUCCESS : CGF_RECONCILE_INCOMPLETE);
-	if (rc.plan)
+	if (rc.plan && !rc.refused)
 		log_plan(&rc);
 	take_failures(m, lp, scope, r, &rc, ret_message);
 	say_outcome(m, scope, announce, r, &rc, ret_message);
@@ -969,6 +974,8 @@ static int run(int argc, char *argv[]) {
 		return r;
 	m->generation = 1;
 	r = reconcile(m, &m->current, NULL, true, NULL);
+	if (m->refused)
+		log_error("the policy is refused; not starting (the filters attached before stay as they are)");
 	m->started = true;
 	/* --once: 0 only when every list is as the policy says.  The daemon
 	 * starts with failed lists too: the others are applied and the
