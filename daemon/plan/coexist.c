@@ -419,6 +419,13 @@ int cgf_coexist_missing(const struct cgf_desired *desired, const struct cgf_actu
 		d = missing_directions(desired, actual, u, settings);
 		if (d == 0)
 			continue;
+		/* systemd installs a unit's programs in one go and stops at the
+		 * first refusal (egress comes first): the unit's other lists lack
+		 * them too, none of ours above or not. */
+		for (unsigned other = 0; other < _CGF_DIRECTION_MAX; other++)
+			if ((cgf_unit_settings_directions(settings) & CGF_DIRECTION_BIT(other)) &&
+			    !has_foreign(actual, u->cgroup, other))
+				d |= CGF_DIRECTION_BIT(other);
 		r = cgf_unit_settings_describe(settings, inherited, d, &text);
 		if (r >= 0)
 			r = cgf_missing_firewalls_add(ret, u->unit, u->cgroup, d, text);

@@ -140,9 +140,11 @@ int cgf_coexist_new_unit_cgroups(const struct cgf_policy *p, char *const *paths,
 
 /*
  * The units at or below a none list of desired (in a direction they ask
- * for) whose cgroup is among paths (sorted by strcmp(), as a cgroup tree
- * has them) and whose list of that direction in actual holds no foreign
- * program: their firewall is missing.  Appends them to *ret.
+ * for) whose cgroup is among paths (any order) and whose list of that
+ * direction in actual holds no foreign program: their firewall is
+ * missing.  Such a unit's other directions without a foreign program
+ * count too: systemd stops installing a unit's programs at the first
+ * refusal.  Appends them to *ret.
  */
 int cgf_coexist_missing(const struct cgf_desired *desired, const struct cgf_actual *actual,
 			const struct cgf_unit_firewalls *units, char *const *paths, size_t n_paths,

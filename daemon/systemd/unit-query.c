@@ -383,8 +383,10 @@ int cgf_systemd_read_units(struct cgf_unit_firewalls *ret, size_t *ret_asked, ch
 	int r;
 
 	r = query_open(&q, ret_error);
-	if (r < 0)
+	if (r < 0) {
+		query_done(&q);
 		return r;
+	}
 	r = read_features(&q);
 	if (r >= 0)
 		r = list_units(&q);
@@ -424,8 +426,10 @@ int cgf_systemd_read_cgroups(char *const *cgroups, size_t n_cgroups, struct cgf_
 	if (!expected)
 		return -ENOMEM;
 	r = query_open(&q, ret_error);
-	if (r < 0)
+	if (r < 0) {
+		query_done(&q);
 		return r;
+	}
 	r = read_features(&q);
 	for (size_t i = 0; r >= 0 && i < n_cgroups; i++) {
 		size_t before = q.n_units;

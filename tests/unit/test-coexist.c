@@ -346,10 +346,11 @@ static void test_missing(struct test_state *t) {
 	REQUIRE(cgf_coexist_missing(d, a, &u, paths, ELEMENTSOF(paths), &m) == 0);
 	got = format_missing(&m);
 	CHECK_STREQ(t, got,
-		    "lost.service system.slice/lost.service egress: IPAddressDeny=\n"
-		    "system.slice system.slice egress: IPAccounting=yes\n",
-		    "missing: below the none (egress) with no foreign program there, and at the none itself; not "
-		    "a unit whose programs are there, not a stopped one, not ingress, not below a multi");
+		    "lost.service system.slice/lost.service ingress and egress: IPAddressDeny=\n"
+		    "system.slice system.slice ingress and egress: IPAccounting=yes, IPIngressFilterPath=\n",
+		    "missing: below the none (egress) with no foreign program there, and at the none itself, with "
+		    "their other direction (systemd stops at the first refusal); not a unit whose programs are "
+		    "there, not a stopped one, not one asking for ingress only, not below a multi");
 	cgf_missing_firewalls_done(&m);
 	cgf_unit_firewalls_done(&u);
 }
