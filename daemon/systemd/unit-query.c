@@ -98,16 +98,21 @@ static void query_done(struct query *q) {
 	*q = (struct query) {};
 }
 
-static int query_open(struct query *q, char **ret_error) {
+static int query_open(struct query *q, const char *socket_path, char **ret_error) {
+	_cleanup_free_ char *address = NULL;
 	int r;
 
 	/* No socket: no systemd to ask (a container with another init, a
 	 * build host); said apart from a socket we may not open. */
-	if (access(CGF_SYSTEMD_PRIVATE_BUS, F_OK) < 0)
-		return errno_message(ret_error, -errno, "no systemd to ask: " CGF_SYSTEMD_PRIVATE_BUS);
+	if (access(socket_path, F_OK) < 0)
+		return errno_message(ret_error, -errno, "no systemd to ask: %s", socket_path);
+	if (asprintf(&address, "unix:path=%s", socket_path) < 0) {
+		address = NULL; /* undefined after a failure */
+		return -ENOMEM;
+	}
 	r = sd_bus_new(&q->bus);
 	if (r >= 0)
-		r = sd_bus_set_address(q->bus, "unix:path=" CGF_SYSTEMD_PRIVATE_BUS);
+		r = sd_bus_set_address(q->bus, address);
 	if (r >= 0)
 		r = sd_bus_set_method_call_timeout(q->bus, CGF_SYSTEMD_QUERY_TIMEOUT_USEC);
 	if (r >= 0)
@@ -115,7 +120,7 @@ static int query_open(struct query *q, char **ret_error) {
 	if (r == -EPERM)
 		r = -EACCES;
 	if (r < 0)
-		return errno_message(ret_error, r, "connecting to systemd (" CGF_SYSTEMD_PRIVATE_BUS ")");
+		return errno_message(ret_error, r, "connecting to systemd (%s)", socket_path);
 	return 0;
 }
 
@@ -378,11 +383,16 @@ static int read_features(struct query *q) {
 }
 
 int cgf_systemd_read_units(struct cgf_unit_firewalls *ret, size_t *ret_asked, char **ret_error) {
+	return cgf_systemd_read_units_from(CGF_SYSTEMD_PRIVATE_BUS, ret, ret_asked, ret_error);
+}
+
+int cgf_systemd_read_units_from(const char *socket_path, struct cgf_unit_firewalls *ret, size_t *ret_asked,
+				char **ret_error) {
 	struct query q = {};
 	struct cgf_unit_firewalls t = {};
 	int r;
 
-	r = query_open(&q, ret_error);
+	r = query_open(&q, socket_path, ret_error);
 	if (r < 0) {
 		query_done(&q);
 		return r;
@@ -419,13 +429,18 @@ static const char *unit_of_cgroup(const char *cgroup) {
 
 int cgf_systemd_read_cgroups(char *const *cgroups, size_t n_cgroups, struct cgf_unit_firewalls *table,
 			     char **ret_error) {
+	return cgf_systemd_read_cgroups_from(CGF_SYSTEMD_PRIVATE_BUS, cgroups, n_cgroups, table, ret_error);
+}
+
+int cgf_systemd_read_cgroups_from(const char *socket_path, char *const *cgroups, size_t n_cgroups,
+				  struct cgf_unit_firewalls *table, char **ret_error) {
 	_cleanup_free_ char **expected = calloc(n_cgroups + 1, sizeof(*expected));
 	struct query q = {};
 	int r;
 
 	if (!expected)
 		return -ENOMEM;
-	r = query_open(&q, ret_error);
+	r = query_open(&q, socket_path, ret_error);
 	if (r < 0) {
 		query_done(&q);
 		return r;

@@ -53,3 +53,10 @@ int cgf_systemd_read_units(struct cgf_unit_firewalls *ret, size_t *ret_asked, ch
  */
 int cgf_systemd_read_cgroups(char *const *cgroups, size_t n_cgroups, struct cgf_unit_firewalls *table,
 			     char **ret_error);
+
+/* The same over another socket than PID 1's: for the tests, whose PID 1
+ * is a stand-in speaking systemd's D-Bus API. */
+int cgf_systemd_read_units_from(const char *socket_path, struct cgf_unit_firewalls *ret, size_t *ret_asked,
+				char **ret_error);
+int cgf_systemd_read_cgroups_from(const char *socket_path, char *const *cgroups, size_t n_cgroups,
+				  struct cgf_unit_firewalls *table, char **ret_error);
