@@ -81,11 +81,31 @@ static void write_file(struct ubn *w) {
 	w->written = TAKE_PTR(text);
 }
 
-/* Each unit found missing its programs that was not missing before, in
- * the journal once; at most UBN_LOG_MAX lines a reconcile. */
-static void say_found(const struct ubn *w, const struct cgf_missing_firewalls *found) {
-	size_t said = 0, more = 0;
+/* Would the policy be refused for this unit at the next start or reload
+ * (a none above it without foreign-below: lock-out)? */
+static bool refused_for(const struct cgf_coexist *c, const char *unit) {
+	for (size_t i = 0; i < c->n_lockouts; i++)
+		for (size_t j = 0; !c->lockouts[i].allowed && j < c->lockouts[i].n_units; j++)
+			if (streq(c->lockouts[i].units[j].unit, unit))
+				return true;
+	return false;
+}
 
+/* Each unit found missing its programs that was not missing before, in
+ * the journal once; at most UBN_LOG_MAX lines a reconcile.  A unit the
+ * policy does not allow to lock out (it appeared after the policy came
+ * into force) says so: that policy is refused at the next start. */
+static void say_found(const struct ubn *w, const struct cgf_policy *p, const struct cgf_unit_firewalls *units,
+		      const struct cgf_missing_firewalls *found) {
+	struct cgf_coexist c = {};
+	size_t said = 0, more = 0, new = 0;
+
+	for (size_t i = 0; i < found->n; i++)
+		new += !cgf_missing_firewalls_find(&w->missing, found->items[i].unit, found->items[i].cgroup);
+	if (new == 0)
+		return; /* the usual case: a cost of the found, not of the table */
+	if (cgf_coexist_check(p, units, NULL, &c) < 0)
+		log_warning("checking the units below a none: out of memory");
 	for (size_t i = 0; i < found->n; i++) {
 		const struct cgf_missing_firewall *e = &found->items[i];
 
@@ -96,12 +116,15 @@ static void say_found(const struct ubn *w, const struct cgf_missing_firewalls *f
 			continue;
 		}
 		log_warning("unit %s runs without the programs systemd attaches for %s on %s: its cgroup %s lies "
-			    "below a none of ours, where the kernel refused systemd's attach (EPERM)",
-			    e->unit, e->settings, cgf_directions_to_string(e->directions), e->cgroup);
+			    "below a none of ours, where the kernel refused systemd's attach (EPERM)%s",
+			    e->unit, e->settings, cgf_directions_to_string(e->directions), e->cgroup,
+			    refused_for(&c, e->unit) ? "; the policy is refused at the next start or reload unless "
+						       "that none says foreign-below: lock-out" : "");
 		said++;
 	}
 	if (more > 0)
 		log_warning("... and %zu more units without their programs (cgfilterctl status lists them)", more);
+	cgf_coexist_done(&c);
 }
 
 /* An event's new cgroups that may be units': PID 1 says which are, and
@@ -168,7 +191,7 @@ void ubn_after_reconcile(struct ubn *w, const struct cgf_policy *p, struct cgf_u
 		cgf_missing_firewalls_done(&found);
 		return;
 	}
-	say_found(w, &found);
+	say_found(w, p, units, &found);
 	if (scope) {
 		drop_gone(w, root_fd);
 		r = cgf_missing_firewalls_merge(&w->missing, &found);
