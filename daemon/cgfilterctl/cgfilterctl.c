@@ -139,7 +139,8 @@ static int fail(const char *what, int r) {
 }
 
 /*
- * systemd's units, for a policy with a none (coexist.h): PID 1 is asked
+ * systemd's units, for a policy with a none where a unit can be
+ * (cgf_coexist_may_hold_units()): PID 1 is asked
  * over its private bus, as the daemon asks it.  *ret_known false: not
  * asked (no none, --no-units) or it could not be (no systemd here, not
  * root), said on standard error where it matters: a refusable none that
@@ -151,7 +152,7 @@ static void read_units(const struct cgf_policy *p, bool verbose, struct cgf_unit
 	int r;
 
 	*ret_known = false;
-	if (!cgf_coexist_has_none(p, false))
+	if (!cgf_coexist_may_hold_units(p, false))
 		return;
 	r = cgf_systemd_read_units(units, &asked, &error);
 	if (r >= 0) {
@@ -161,7 +162,7 @@ static void read_units(const struct cgf_policy *p, bool verbose, struct cgf_unit
 			       units->n);
 		return;
 	}
-	if (!cgf_coexist_has_none(p, true) || (r == -ENOENT && !verbose))
+	if (!cgf_coexist_may_hold_units(p, true) || (r == -ENOENT && !verbose))
 		return;
 	log_warning("%s: warning: systemd's units not read (%s)%s; the none attachments are not checked against "
 		    "the programs systemd attaches below them",

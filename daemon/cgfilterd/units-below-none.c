@@ -37,8 +37,8 @@ void ubn_read_units(const struct cgf_policy *p, struct cgf_unit_firewalls *ret, 
 
 	cgf_unit_firewalls_done(ret);
 	*ret_known = true;
-	if (!cgf_coexist_has_none(p, false))
-		return; /* nothing to lock out: nothing to ask */
+	if (!cgf_coexist_may_hold_units(p, false))
+		return; /* no none where a unit can be: nothing to ask */
 	r = cgf_systemd_read_units(ret, &asked, &error);
 	if (r >= 0) {
 		log_info("systemd: %zu loaded units asked about, %zu make it attach network programs (%llu ms)", asked,

@@ -7,8 +7,9 @@
  *
  *   - When a policy is read (start-up, reload), PID 1 is asked about
  *     every unit it has loaded (systemd/unit-query.h), but only if the
- *     policy has a none at all: the table feeds the gate that refuses a
- *     none above a unit's firewall, and the checks below.
+ *     policy has a none where a unit can be (cgf_coexist_may_hold_units()):
+ *     the table feeds the gate that refuses a none above a unit's
+ *     firewall, and the checks below.
  *   - After each reconcile of the policy in force, the units below its
  *     nones that run without the programs they asked systemd for
  *     (cgf_coexist_missing()): the kernel refused systemd's attach.

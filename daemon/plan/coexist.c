@@ -42,6 +42,46 @@ bool cgf_coexist_has_none(const struct cgf_policy *p, bool refusable) {
 	return false;
 }
 
+/* May the last component of a matching path be a slice or a unit's? */
+static bool may_be_unit_name(const char *component) {
+	static const char *const names[] = { "*.slice", "*.service", "*.scope", "*.socket", "*.mount", "*.swap" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (cgf_component_globs_may_overlap(component, names[i]))
+			return true;
+	return false;
+}
+
+/* May a cgroup the pattern matches be a unit's, or lie above one? */
+static bool pattern_may_hold_units(const char *pattern) {
+	_cleanup_free_ char *copy = strdup(pattern);
+	char *save = NULL, *c, *next;
+
+	if (!copy || streq(pattern, "."))
+		return true;
+	for (c = strtok_r(copy, "/", &save); c; c = next) {
+		next = strtok_r(NULL, "/", &save);
+		if (streq(c, "**"))
+			return true; /* zero or more slices, then anything */
+		if (!next)
+			return may_be_unit_name(c);
+		if (!cgf_component_globs_may_overlap(c, "*.slice"))
+			return false; /* no unit of PID 1's lies below a non-slice */
+	}
+	return true;
+}
+
+bool cgf_coexist_may_hold_units(const struct cgf_policy *p, bool refusable) {
+	for (size_t i = 0; i < p->n_attachments; i++) {
+		const struct cgf_attachment *a = &p->attachments[i];
+
+		if (a->mode == CGF_MODE_NONE && a->cgroup &&
+		    (!refusable || a->foreign_below != CGF_FOREIGN_BELOW_LOCK_OUT) && pattern_may_hold_units(a->cgroup))
+			return true;
+	}
+	return false;
+}
+
 /* ---- what a none attachment locks out ------------------------------------ */
 
 /* The directions an attachment puts a none on: its filters'. */

@@ -87,9 +87,20 @@ struct cgf_coexist {
 void cgf_coexist_done(struct cgf_coexist *c);
 
 /* Has the policy a none attachment (refusable: one without
- * `foreign-below: lock-out`, which a lockout would make refused)?
- * Without one, there is nothing to ask systemd. */
+ * `foreign-below: lock-out`, which a lockout would make refused)? */
 bool cgf_coexist_has_none(const struct cgf_policy *p, bool refusable);
+
+/*
+ * May a none attachment of the policy lie above (or at) a unit of PID
+ * 1's?  A unit's cgroup is slices from the root down, then the unit
+ * ("system.slice/system-getty.slice/getty@tty1.service"), so a none on
+ * "pods/host" (no slice) can have none below it, whatever a tenant
+ * names its directories there.  Decided from the patterns alone, as
+ * conservative as cgroup-pattern.h ("**" may be anything).  Without such
+ * a none there is nothing to ask systemd (refusable: as for
+ * cgf_coexist_has_none()).
+ */
+bool cgf_coexist_may_hold_units(const struct cgf_policy *p, bool refusable);
 
 /*
  * units: NULL when systemd could not be asked; actual: NULL when the

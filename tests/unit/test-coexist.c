@@ -412,6 +412,46 @@ static void test_where_units_appear(struct test_state *t) {
 	free(found);
 }
 
+/* Which nones can have a unit of PID 1's below them: asked about only
+ * then. */
+static void test_may_hold_units(struct test_state *t) {
+	static const struct {
+		const char *cgroup;
+		bool may;
+	} cases[] = {
+		{ ".", true },
+		{ "system.slice", true },
+		{ "machine.slice/*.scope", true },
+		{ "machine.slice/*", true },
+		{ "*", true },
+		{ "a.slice/b.slice/web.service", true },
+		{ "pods/*", false },
+		{ "*/web.service", true },
+		{ "pods", false },
+		{ "cgf-du/host", false },
+		{ "system.slice/web.service/inner", false },
+		{ "machine.slice/machine-x.scope/payload.service", false },
+		{ "a.slice/*/x", false },
+		{ "a.slice/*/x.[st]*", true },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_free_ char *text = NULL;
+		_cleanup_(cgf_policy_freep) struct cgf_policy *p = NULL;
+
+		REQUIRE(asprintf(&text,
+				 "version: 1\n"
+				 "filters:\n"
+				 "  guard: {type: deny-all, direction: egress}\n"
+				 "attachments:\n"
+				 "  - {cgroup: '%s', filters: [guard], mode: none}\n",
+				 cases[i].cgroup) >= 0);
+		p = load(text);
+		CHECK(t, cgf_coexist_may_hold_units(p, false) == cases[i].may, "none on '%s': %s", cases[i].cgroup,
+		      cases[i].may ? "may hold units" : "holds no unit");
+	}
+}
+
 int main(void) {
 	struct test_state t = {};
 
@@ -424,5 +464,6 @@ int main(void) {
 	test_inherited(&t);
 	test_missing(&t);
 	test_where_units_appear(&t);
+	test_may_hold_units(&t);
 	return test_finish(&t, "coexist");
 }
