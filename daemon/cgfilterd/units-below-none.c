@@ -177,9 +177,9 @@ void ubn_after_reconcile(struct ubn *w, const struct cgf_policy *p, struct cgf_u
 	struct cgf_missing_firewalls found = {};
 	int r;
 
-	if (!cgf_coexist_has_none(p, false)) {
+	if (!cgf_coexist_may_hold_units(p, false)) {
 		ubn_clear(w);
-		return;
+		return; /* no unit can be below a none of ours: nothing to miss */
 	}
 	if (scope)
 		ask_new_units(w, p, units, rc, scope);
