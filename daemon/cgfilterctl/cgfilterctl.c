@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "coexist.h"
 #include "diag.h"
 #include "escape.h"
 #include "kernel-features.h"
@@ -26,6 +27,7 @@
 #include "reconcile.h"
 #include "runtime.h"
 #include "status-prometheus.h"
+#include "unit-query.h"
 
 #define EXIT_USAGE 2
 
@@ -62,7 +64,7 @@ static void help(FILE *f) {
 
 static void help_check(FILE *f) {
 	fprintf(f,
-		"Usage: %1$s check [--kernel=patched|stock] [-v] [PATH...]\n"
+		"Usage: %1$s check [--kernel=patched|stock] [--no-units] [-v] [PATH...]\n"
 		"\n"
 		"Read a cgfilterd policy the way the daemon does and report every error,\n"
 		"each with file:line:column, the line and a caret, before anything touches\n"
@@ -88,6 +90,11 @@ static void help_check(FILE *f) {
 		"                       before and after are available.  The default.\n"
 		"     --kernel=stock    Check for a kernel without it (such as Debian 12's 6.1):\n"
 		"                       preorder, before and after are errors.\n"
+		"     --no-units        Do not ask systemd about its units (a policy for another\n"
+		"                       host).  By default, for a policy with a 'mode: none', the\n"
+		"                       running systemd is asked (as root) which units attach\n"
+		"                       network programs below it: a none that would lock them\n"
+		"                       out is an error, as the daemon refuses it.\n"
 		"  -v --verbose         Also list the files read and sum up the policy.\n"
 		"  -h --help            Show this help.\n"
 		"\n"
@@ -131,11 +138,63 @@ static int fail(const char *what, int r) {
 	return EXIT_FAILURE;
 }
 
+/*
+ * systemd's units, for a policy with a none where a unit can be
+ * (cgf_coexist_may_hold_units()): PID 1 is asked
+ * over its private bus, as the daemon asks it.  *ret_known false: not
+ * asked (no none, --no-units) or it could not be (no systemd here, not
+ * root), said on standard error where it matters: a refusable none that
+ * goes unchecked (no systemd to ask is said with -v only).
+ */
+static void read_units(const struct cgf_policy *p, bool verbose, struct cgf_unit_firewalls *units, bool *ret_known) {
+	_cleanup_free_ char *error = NULL;
+	size_t asked = 0;
+	int r;
+
+	*ret_known = false;
+	if (!cgf_coexist_may_hold_units(p, false))
+		return;
+	r = cgf_systemd_read_units(units, &asked, &error);
+	if (r >= 0) {
+		*ret_known = true;
+		if (verbose)
+			printf("systemd: %zu loaded units asked about, %zu make it attach network programs\n", asked,
+			       units->n);
+		return;
+	}
+	if (!cgf_coexist_may_hold_units(p, true) || (r == -ENOENT && !verbose))
+		return;
+	log_warning("%s: warning: systemd's units not read (%s)%s; the none attachments are not checked against "
+		    "the programs systemd attaches below them",
+		    program_name(), error ?: strerror(-r), r == -EACCES ? ": run as root" : "");
+}
+
+/* The none attachments against systemd's units below them (no kernel:
+ * check does not read it); errors into diags. */
+static int check_units(const struct cgf_policy *p, const struct cgf_features *features, bool verbose,
+		       struct cgf_diags *diags) {
+	struct cgf_unit_firewalls units = {};
+	struct cgf_coexist c;
+	bool known;
+	int r;
+
+	read_units(p, verbose, &units, &known);
+	if (!known)
+		return 0;
+	r = cgf_coexist_check(p, &units, NULL, &c);
+	if (r >= 0)
+		cgf_coexist_report(&c, p, features, diags);
+	cgf_coexist_done(&c);
+	cgf_unit_firewalls_done(&units);
+	return r < 0 ? r : cgf_diags_status(diags);
+}
+
 static int verb_check(int argc, char *argv[]) {
-	enum { ARG_KERNEL = 0x100 };
+	enum { ARG_KERNEL = 0x100, ARG_NO_UNITS };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "kernel", required_argument, NULL, ARG_KERNEL },
+		{ "no-units", no_argument, NULL, ARG_NO_UNITS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{},
 	};
@@ -143,7 +202,7 @@ static int verb_check(int argc, char *argv[]) {
 	struct cgf_features features = CGF_FEATURES_PATCHED;
 	struct cgf_diags diags = CGF_DIAGS_INIT;
 	const char *kernel = "patched";
-	bool verbose = false;
+	bool verbose = false, units = true;
 	int c, r, ret = EXIT_FAILURE;
 
 	optind = 0;
@@ -164,6 +223,9 @@ static int verb_check(int argc, char *argv[]) {
 				return usage_error("--kernel: expected 'patched' or 'stock', not '%s'", optarg);
 			kernel = optarg;
 			break;
+		case ARG_NO_UNITS:
+			units = false;
+			break;
 		default:
 			/* getopt_long() has said what is wrong. */
 			return usage_error("see '%s check --help'", program_name());
@@ -183,6 +245,9 @@ static int verb_check(int argc, char *argv[]) {
 			r = cgf_policy_load_path(policy, argv[optind], CGF_TRUST_TYPE, &diags);
 	if (r >= 0)
 		r = cgf_policy_validate(policy, &features, &diags);
+	/* Only a valid policy's nones mean something to compare. */
+	if (r >= 0 && units && diags.n_errors == 0)
+		r = check_units(policy, &features, verbose, &diags);
 	if (r < 0) {
 		ret = fail("check", r);
 		goto finish;
@@ -231,12 +296,17 @@ static void help_plan(FILE *f) {
 		"do (a list the kernel would refuse, a mode change that needs a gap).\n"
 		"Nothing is changed.  Needs the privileges of bpf(2) (root).\n"
 		"\n"
+		"A policy the daemon would refuse is refused here too: besides errors, a\n"
+		"'mode: none' above the programs other controllers attach below it (units\n"
+		"that ask systemd for IPAddressDeny= and the like, foreign programs attached\n"
+		"now), unless the attachment says 'foreign-below: lock-out'.\n"
+		"\n"
 		"Options:\n"
 		"     --json       The plan as JSON (stable keys; see cgfilterctl(1)).\n"
 		"  -h --help       Show this help.\n"
 		"\n"
 		"Exit status: 0 the plan was made (also when it is empty), 1 the policy is\n"
-		"invalid or the kernel could not be read, 2 wrong usage.\n",
+		"invalid or would be refused, or the kernel could not be read, 2 wrong usage.\n",
 		program_name());
 }
 
@@ -253,7 +323,9 @@ static void help_status(FILE *f) {
 		"rules).  Needs the privileges of bpf(2) (root).  Then, from the running\n"
 		"cgfilterd (" CGF_RUNTIME_DIR "/" CGF_PENDING_FILE "): the lists its last reconcile\n"
 		"failed, retried with backoff, with their last error, and the cgroups its\n"
-		"walk could not enter.\n"
+		"walk could not enter; and (" CGF_RUNTIME_DIR "/" CGF_MISSING_FIREWALLS_FILE ") the\n"
+		"units below a 'mode: none' of ours that run without the programs they\n"
+		"asked systemd for (IPAddressDeny= ...): the kernel refused systemd's attach.\n"
 		"\n"
 		"CGROUP is a path relative to the cgroup2 mount ('.' is the root).\n"
 		"Without CGROUP: the cgroups with programs of their own.\n"
@@ -351,10 +423,12 @@ static int verb_plan(int argc, char *argv[]) {
 	};
 	_cleanup_(cgf_kernel_freep) struct cgf_kernel *k = NULL;
 	_cleanup_(cgf_policy_freep) struct cgf_policy *policy = NULL;
-	struct cgf_diags diags = CGF_DIAGS_INIT;
+	struct cgf_diags diags = CGF_DIAGS_INIT, refusal = CGF_DIAGS_INIT;
+	struct cgf_unit_firewalls units = {};
+	struct cgf_reconcile_gate gate;
 	struct cgf_objects objects = {};
 	struct cgf_reconcile rc = {};
-	bool json = false;
+	bool json = false, known;
 	int c, r, ret;
 
 	optind = 0;
@@ -382,7 +456,18 @@ static int verb_plan(int argc, char *argv[]) {
 	/* Warnings too: the operator sees what the daemon would log. */
 	cgf_diags_sort(&diags);
 	(void) cgf_diags_render(&diags, stderr, CGF_RENDER_SOURCE);
-	r = cgf_reconcile_run(k, policy, &objects, NULL, false, &rc);
+	/* Held to the gate the daemon holds a new policy to. */
+	read_units(policy, false, &units, &known);
+	gate = (struct cgf_reconcile_gate) { .units = known ? &units : NULL, .diags = &refusal };
+	r = cgf_reconcile_run(k, policy, &objects, NULL, &gate, false, &rc);
+	if (rc.refused) {
+		cgf_diags_sort(&refusal);
+		(void) cgf_diags_render(&refusal, stderr, CGF_RENDER_SOURCE);
+		log_error("%s: the daemon would refuse this policy (%zu error%s); nothing planned", program_name(),
+			  refusal.n_errors, refusal.n_errors == 1 ? "" : "s");
+		ret = EXIT_FAILURE;
+		goto finish;
+	}
 	if (r < 0) {
 		ret = fail(rc.error ?: "planning", r);
 		goto finish;
@@ -390,7 +475,9 @@ static int verb_plan(int argc, char *argv[]) {
 	ret = json ? print_json(render_plan, rc.plan) : print_plan_text(rc.plan);
 finish:
 	cgf_reconcile_done(&rc);
+	cgf_unit_firewalls_done(&units);
 	cgf_objects_done(&objects);
+	cgf_diags_done(&refusal);
 	cgf_diags_done(&diags);
 	return ret;
 }
@@ -407,6 +494,20 @@ static int read_daemon_report(struct cgf_pending **ret) {
 	if (r < 0)
 		return r;
 	return cgf_pending_parse(text, ret);
+}
+
+/* The units the running daemon found without their programs
+ * (missing-firewalls.h); none without a daemon: *ret stays NULL. */
+static int read_missing_firewalls(struct cgf_missing_firewalls **ret) {
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = cgf_runtime_read_file(CGF_MISSING_FIREWALLS_FILE, CGF_MISSING_FIREWALLS_FILE_MAX, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return cgf_missing_firewalls_parse(text, ret);
 }
 
 /* The running daemon's reconcile counts and reload line, for the
@@ -513,6 +614,9 @@ static int verb_status(int argc, char *argv[]) {
 	r = read_daemon_report(&status->daemon);
 	if (r < 0)
 		return fail("reading " CGF_RUNTIME_DIR "/" CGF_PENDING_FILE, r);
+	r = read_missing_firewalls(&status->missing_firewalls);
+	if (r < 0)
+		return fail("reading " CGF_RUNTIME_DIR "/" CGF_MISSING_FIREWALLS_FILE, r);
 	if (format == FORMAT_JSON)
 		return print_json(render_status, status);
 	if (format == FORMAT_PROMETHEUS) {

@@ -32,6 +32,7 @@
 
 #include "cgroup-pattern.h"
 #include "cgroup-watch.h"
+#include "coexist.h"
 #include "libbpf-log.h"
 #include "log.h"
 #include "pending.h"
@@ -41,6 +42,7 @@
 #include "reconcile-counts.h"
 #include "reconcile.h"
 #include "runtime.h"
+#include "units-below-none.h"
 #include "util.h"
 
 /* --once found another cgfilterd applying: nothing applied, the plan shown. */
@@ -53,6 +55,8 @@ struct loaded_policy {
 	char **watch_patterns; /* cgroup patterns whose cgroups matter: attachments, tenants' children */
 	size_t n_watch_patterns;
 	size_t first_tenant_children; /* watch_patterns from here on: the tenant hosts' child patterns */
+	struct cgf_unit_firewalls units; /* systemd's units that attach programs (units-below-none.h) */
+	bool units_known;                /* ... read from PID 1 (else: it could not be asked) */
 };
 
 struct manager {
@@ -75,12 +79,16 @@ struct manager {
 	char *pending_written;        /* what CGF_RUNTIME_DIR/pending says now */
 	struct cgf_reconcile_counts counts; /* CGF_RUNTIME_DIR/reconciles */
 	bool counts_unwritten;        /* the last write of it failed (said once) */
+	struct ubn ubn;               /* units below our nones without their programs */
+	bool refused;                 /* the last reconcile's policy was refused before anything
+				       * was applied (coexist.h): nothing to restore */
 };
 
 static void loaded_policy_done(struct loaded_policy *lp) {
 	for (size_t i = 0; i < lp->n_watch_patterns; i++)
 		free(lp->watch_patterns[i]);
 	free(lp->watch_patterns);
+	cgf_unit_firewalls_done(&lp->units);
 	cgf_objects_done(&lp->objects);
 	lp->policy = cgf_policy_free(lp->policy);
 	*lp = (struct loaded_policy) {};
@@ -90,6 +98,7 @@ static struct manager *manager_free(struct manager *m) {
 	if (!m)
 		return NULL;
 	loaded_policy_done(&m->current);
+	ubn_done(&m->ubn);
 	cgf_list_failures_done(&m->pending);
 	free(m->pending_written);
 	sd_event_source_unref(m->watch_source);
@@ -160,6 +169,9 @@ static int manager_read_policy(struct manager *m, struct loaded_policy *ret) {
 		loaded_policy_done(&lp);
 		return r;
 	}
+	/* A none must not lock out the programs systemd attaches below it
+	 * (coexist.h): what PID 1 says, for the reconcile's gate. */
+	ubn_read_units(lp.policy, &lp.units, &lp.units_known);
 	*ret = lp;
 	return 0;
 }
@@ -193,7 +205,9 @@ static bool watch_wanted(const char *path, void *userdata) {
 	for (size_t i = lp->first_tenant_children; i < lp->n_watch_patterns; i++)
 		if (cgf_cgroup_pattern_match(lp->watch_patterns[i], path))
 			return true;
-	return false;
+	/* A none's cgroup and systemd's slices below it: where the units
+	 * appear whose programs the none locks out (units-below-none.h). */
+	return cgf_coexist_watches(lp->policy, path);
 }
 
 /* A literal cgroup of the policy that does not exist gets its programs
@@ -300,7 +314,7 @@ static void log_failures(const struct cgf_list_failures *f, bool current) {
 #define RETRY_DELAY_FIRST (100 * 1000ULL)        /* µs */
 #define RETRY_DELAY_MAX (60 * 1000 * 1000ULL)
 
-static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+static int reconcile(struct manager *m, struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message);
 
 static int on_retry(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata) {
@@ -458,7 +472,8 @@ static void set_message(char **ret_message, const char *text, int r) {
 /* The reconcile itself: an event's batch, or the whole host within the
  * reach that the record and both policies give. */
 static int run_reconcile(struct manager *m, const struct loaded_policy *lp,
-			 const struct cgf_reconcile_scope *scope, struct cgf_reconcile *rc) {
+			 const struct cgf_reconcile_scope *scope, const struct cgf_reconcile_gate *gate,
+			 struct cgf_reconcile *rc) {
 	struct cgf_reach reach = {};
 	bool within;
 	int r;
@@ -466,7 +481,7 @@ static int run_reconcile(struct manager *m, const struct loaded_policy *lp,
 	if (scope)
 		return cgf_reconcile_run_scope(m->kernel, lp->policy, &lp->objects, scope, true, rc);
 	within = reach_before(m, lp, &reach);
-	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, true, rc);
+	r = cgf_reconcile_run(m->kernel, lp->policy, &lp->objects, within ? &reach : NULL, gate, true, rc);
 	cgf_reach_done(&reach);
 	return r;
 }
@@ -507,6 +522,11 @@ static void take_failures(struct manager *m, const struct loaded_policy *lp, con
  * take_failures()). */
 static void say_outcome(struct manager *m, const struct cgf_reconcile_scope *scope, bool announce, int r,
 			const struct cgf_reconcile *rc, char **ret_message) {
+	if (rc->refused) {
+		/* Said with every line by say_refusal(). */
+		set_message(ret_message, rc->error, r);
+		return;
+	}
 	if (r < 0) {
 		log_error("reconcile%s failed after %zu of %zu actions: %s", scope ? " of new cgroups" : "",
 			  rc->applied, rc->plan ? rc->plan->n_actions : 0, rc->error ?: strerror(-r));
@@ -566,29 +586,47 @@ static void watch_tree(struct manager *m, const struct loaded_policy *lp, const 
 	cgf_strv_free(watched, n_watched);
 }
 
+/* The gate refused the policy (coexist.h): every error with its line,
+ * the units and programs it would lock out, and what to write instead. */
+static void say_refusal(const struct cgf_diags *refusal) {
+	_cleanup_free_ char *text = NULL;
+
+	if (cgf_diags_render_string(refusal, CGF_RENDER_SOURCE, &text) >= 0)
+		cgf_log_text(LOG_ERR, text);
+}
+
 /*
  * One reconcile of a policy; *ret_message (optional) says why it failed.
  * scope NULL: a full reconcile of the reach (start-up, reload, lost
  * events, safety net, retry); else one batch of events.  "announce":
- * start-up or reload, when a missing cgroup is worth a warning (not at
- * every cgroup event).  Returns -errno when the reconcile failed as a
- * whole, else the number of lists it failed (the others applied): 0 is a
- * full success.
+ * start-up or reload, a policy coming into force: it is held to the gate
+ * (reconcile.h; m->refused says it was refused), and a missing cgroup is
+ * worth a warning (not at every cgroup event).  Returns -errno when the
+ * reconcile failed as a whole, else the number of lists it failed (the
+ * others applied): 0 is a full success.
  */
-static int reconcile(struct manager *m, const struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
+static int reconcile(struct manager *m, struct loaded_policy *lp, const struct cgf_reconcile_scope *scope,
 		     bool announce, char **ret_message) {
+	struct cgf_diags refusal = CGF_DIAGS_INIT;
+	struct cgf_reconcile_gate gate = { .units = lp->units_known ? &lp->units : NULL, .diags = &refusal };
 	struct cgf_reconcile rc = {};
 	char **again = NULL;
 	size_t n_again = 0;
 	bool converged, current = lp == &m->current, whole;
 	int r;
 
-	r = run_reconcile(m, lp, scope, &rc);
+	r = run_reconcile(m, lp, scope, announce && !scope ? &gate : NULL, &rc);
+	m->refused = rc.refused;
+	if (rc.refused)
+		say_refusal(&refusal);
+	cgf_diags_done(&refusal);
+	if (r >= 0)
+		ubn_after_reconcile(&m->ubn, lp->policy, &lp->units, &rc, scope, cgf_kernel_cgroup_root_fd(m->kernel));
 	/* Every list of the plan applied (take_failures() moves them on). */
 	whole = r >= 0 && rc.failures.n == 0;
 	count_reconcile(m, scope, r < 0 ? CGF_RECONCILE_ERROR :
 				  whole && rc.converged ? CGF_RECONCILE_SUCCESS : CGF_RECONCILE_INCOMPLETE);
-	if (rc.plan)
+	if (rc.plan && !rc.refused)
 		log_plan(&rc);
 	take_failures(m, lp, scope, r, &rc, ret_message);
 	say_outcome(m, scope, announce, r, &rc, ret_message);
@@ -711,6 +749,12 @@ static int on_reload(sd_event_source *s _unused_, const struct signalfd_siginfo 
 		goto refused;
 	}
 	r = reconcile(m, &next, NULL, true, &why);
+	if (r != 0 && m->refused) {
+		/* Refused before anything was applied: nothing to restore. */
+		log_error("the new policy is refused; policy %u stays in force", m->generation);
+		loaded_policy_done(&next);
+		goto refused;
+	}
 	if (r != 0) {
 		/* Also when only some lists failed: a policy is in force
 		 * whole or not at all. */
@@ -818,6 +862,8 @@ static int manager_setup_loop(struct manager *m) {
 
 /* --once without the lock: what it would do, changing nothing. */
 static int show_plan(struct manager *m) {
+	struct cgf_diags refusal = CGF_DIAGS_INIT;
+	struct cgf_reconcile_gate gate = { .diags = &refusal };
 	struct cgf_reconcile rc = {};
 	_cleanup_free_ char *text = NULL;
 	int r;
@@ -825,7 +871,11 @@ static int show_plan(struct manager *m) {
 	r = manager_read_policy(m, &m->current);
 	if (r < 0)
 		return r;
-	r = cgf_reconcile_run(m->kernel, m->current.policy, &m->current.objects, NULL, false, &rc);
+	gate.units = m->current.units_known ? &m->current.units : NULL;
+	r = cgf_reconcile_run(m->kernel, m->current.policy, &m->current.objects, NULL, &gate, false, &rc);
+	if (rc.refused)
+		say_refusal(&refusal);
+	cgf_diags_done(&refusal);
 	if (r >= 0)
 		r = cgf_plan_format(rc.plan, &text);
 	if (r < 0)
@@ -916,12 +966,16 @@ static int run(int argc, char *argv[]) {
 		(void) cgf_runtime_remove_file("reload");
 		(void) cgf_runtime_remove_file("pid");
 		(void) cgf_runtime_remove_file(CGF_RECONCILE_COUNTS_FILE);
+		(void) cgf_runtime_remove_file(CGF_MISSING_FIREWALLS_FILE);
+		m->ubn.write = true;
 	}
 	r = manager_read_policy(m, &m->current);
 	if (r < 0)
 		return r;
 	m->generation = 1;
 	r = reconcile(m, &m->current, NULL, true, NULL);
+	if (m->refused)
+		log_error("the policy is refused; not starting (the filters attached before stay as they are)");
 	m->started = true;
 	/* --once: 0 only when every list is as the policy says.  The daemon
 	 * starts with failed lists too: the others are applied and the

@@ -11,6 +11,7 @@
 #include "escape.h"
 #include "state.h"
 #include "status-prometheus.h"
+#include "unit-firewalls.h"
 #include "util.h"
 
 /* ---- the format ---------------------------------------------------------- */
@@ -279,6 +280,39 @@ static void pending(const struct cgf_pending *p, FILE *f) {
 	sample(f, "cgfilterd_unreachable_cgroups", p->n_unreachable_total);
 }
 
+/* Units below a none of ours without the programs they asked systemd
+ * for (missing-firewalls.h): the total, and one series per unit and
+ * direction the daemon's file names. */
+static void missing_firewalls(const struct cgf_missing_firewalls *m, FILE *f) {
+	family(f, "cgfilterd_units_without_firewall", "gauge",
+	       "Units below a none of ours running without the programs they asked systemd for (IPAddressDeny= "
+	       "...): the kernel refused systemd's attach.");
+	sample(f, "cgfilterd_units_without_firewall", m->n_total);
+	family(f, "cgfilterd_unit_firewall_missing", "gauge",
+	       "1 per unit and direction without its programs; the first units of the daemon's file, names as "
+	       "it shows them.");
+	for (size_t i = 0; i < m->n; i++)
+		for (unsigned d = 0; d < _CGF_DIRECTION_MAX; d++) {
+			struct labels l = { .f = f };
+			bool seen = false;
+
+			if (!(m->items[i].directions & CGF_DIRECTION_BIT(d)))
+				continue;
+			/* Names are escaped and cut: two entries can look alike. */
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = (m->items[j].directions & CGF_DIRECTION_BIT(d)) &&
+				       streq(m->items[j].unit, m->items[i].unit) &&
+				       streq(m->items[j].cgroup, m->items[i].cgroup);
+			if (seen)
+				continue;
+			fputs("cgfilterd_unit_firewall_missing", f);
+			label(&l, "unit", m->items[i].unit);
+			label(&l, "cgroup", m->items[i].cgroup);
+			label(&l, "direction", cgf_direction_to_string(d));
+			labels_end(&l, 1);
+		}
+}
+
 static void reconciles(const struct cgf_reconcile_counts *c, FILE *f) {
 	family(f, "cgfilterd_reconciles_total", "counter",
 	       "Reconciles the running daemon made, by scope (full, event) and result "
@@ -323,6 +357,8 @@ int cgf_status_render_prometheus(const struct cgf_status *s, FILE *f) {
 	sample(f, "cgfilterd_daemon_report", s->daemon != NULL);
 	if (s->daemon)
 		pending(s->daemon, f);
+	if (s->missing_firewalls)
+		missing_firewalls(s->missing_firewalls, f);
 	if (s->has_reconciles)
 		reconciles(&s->reconciles, f);
 	if (s->has_reload)

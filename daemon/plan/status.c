@@ -50,6 +50,7 @@ struct cgf_status *cgf_status_free(struct cgf_status *s) {
 	free(s->lists);
 	free(s->kernel_release);
 	cgf_pending_free(s->daemon);
+	cgf_missing_firewalls_free(s->missing_firewalls);
 	free(s);
 	return NULL;
 }
@@ -555,6 +556,11 @@ int cgf_status_render_table(const struct cgf_status *s, FILE *f) {
 		if (r < 0)
 			return r;
 	}
+	if (s->missing_firewalls) {
+		r = cgf_missing_firewalls_render_table(s->missing_firewalls, f);
+		if (r < 0)
+			return r;
+	}
 	errno = 0;
 	if (fflush(f) != 0 || ferror(f))
 		return errno > 0 ? -errno : -EIO;
@@ -571,6 +577,11 @@ int cgf_status_render_json(const struct cgf_status *s, struct cgf_json *j) {
 	cgf_json_key(j, "daemon");
 	if (s->daemon)
 		cgf_pending_render_json(s->daemon, j);
+	else
+		cgf_json_null(j);
+	cgf_json_key(j, "missing_firewalls");
+	if (s->missing_firewalls)
+		cgf_missing_firewalls_render_json(s->missing_firewalls, j);
 	else
 		cgf_json_null(j);
 	cgf_json_object_end(j);

@@ -64,7 +64,10 @@
  * After the lists, both show the daemon's report when there is one
  * (pending.h): its failed lists and the cgroups its walk skipped; the
  * JSON as "daemon": {...} (null without a report), the table only what
- * is not empty.
+ * is not empty.  Then the units the daemon found running without the
+ * programs they asked systemd for, below a none of ours
+ * (missing-firewalls.h): the JSON as "missing_firewalls": {...} (null
+ * without the daemon's file), the table only when there is one.
  *
  * A third renderer, status-prometheus.h, shows the counters, the report
  * and the daemon's reconcile and reload counts as Prometheus metrics.
@@ -78,6 +81,7 @@
 #include "json.h"
 #include "kernel-features.h"
 #include "macro.h"
+#include "missing-firewalls.h"
 #include "pending.h"
 #include "policy.h"
 #include "reconcile-counts.h"
@@ -141,6 +145,8 @@ struct cgf_status {
 	size_t n_lists;
 	struct cgf_pending *daemon; /* owned: what the running daemon has not done
 				     * (pending.h); NULL: no daemon report */
+	struct cgf_missing_firewalls *missing_firewalls; /* owned: units below our nones without
+							  * their programs; NULL: no daemon file */
 	/* The running daemon's counts, for the metrics only (status-prometheus.h):
 	 * a person asks the journal how often it reconciled. */
 	bool has_reconciles;    /* false: no reconcile counts (no daemon) */

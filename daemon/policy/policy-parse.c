@@ -918,9 +918,10 @@ static int parse_filters(struct parser *p, const struct ynode *n) {
 
 /* ---- 2. walk: attachments ------------------------------------------------ */
 
-static const char *const attachment_keys[] = { "cgroup", "filters", "mode", "preorder", "tenants", NULL };
+static const char *const attachment_keys[] = { "cgroup", "filters", "mode", "preorder", "foreign-below", "tenants", NULL };
 static const char *const entry_keys[] = { "filter", "before", "after", NULL };
 static const char *const mode_words[] = { "none", "override", "multi", NULL };
+static const char *const foreign_below_words[] = { "keep", "lock-out", NULL };
 
 /* A filter name as an entry of filters: or of a tenant's list. */
 static int parse_ref_name(struct parser *p, struct cgf_filter_ref *ref, const struct ynode *n) {
@@ -1118,6 +1119,15 @@ static int parse_attachment(struct parser *p, const struct ynode *n) {
 		if (i >= 0) {
 			a->preorder = i == 0;
 			a->preorder_pos = v->pos;
+		}
+	}
+
+	v = get(n, "foreign-below", NULL);
+	if (v) {
+		i = expect_enum(p, v, "foreign-below", foreign_below_words);
+		if (i >= 0) {
+			a->foreign_below = cgf_foreign_below_from_string(foreign_below_words[i]);
+			a->foreign_below_pos = v->pos;
 		}
 	}
 

@@ -489,6 +489,19 @@ static void check_features(struct validator *v, const struct cgf_attachment *a) 
 	}
 }
 
+/* foreign-below says what a none does to the programs others attach
+ * below it; no other mode locks anything out there. */
+static void check_foreign_below(struct validator *v, const struct cgf_attachment *a) {
+	if (!cgf_pos_is_set(a->foreign_below_pos) || a->mode == CGF_MODE_NONE)
+		return;
+	error_at(v, a->foreign_below_pos,
+		 "'foreign-below' is for mode none; with mode %s%s the kernel lets other controllers attach "
+		 "below, so nothing is locked out",
+		 cgf_mode_to_string(a->mode), cgf_pos_is_set(a->mode_pos) ? "" : " (the default)");
+	if (cgf_pos_is_set(a->mode_pos))
+		note(v, a->mode_pos, "mode %s is set here", cgf_mode_to_string(a->mode));
+}
+
 static int check_attachment(struct validator *v, size_t ai) {
 	const struct cgf_attachment *a = &v->p->attachments[ai];
 	_cleanup_free_ size_t *first = NULL;
@@ -542,6 +555,7 @@ static int check_attachment(struct validator *v, size_t ai) {
 	if (r < 0)
 		return r;
 	check_features(v, a);
+	check_foreign_below(v, a);
 	return 0;
 }
 

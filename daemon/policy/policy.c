@@ -36,6 +36,11 @@ static const char *const mode_table[_CGF_MODE_MAX] = {
 	[CGF_MODE_MULTI] = "multi",
 };
 
+static const char *const foreign_below_table[_CGF_FOREIGN_BELOW_MAX] = {
+	[CGF_FOREIGN_BELOW_KEEP] = "keep",
+	[CGF_FOREIGN_BELOW_LOCK_OUT] = "lock-out",
+};
+
 static const char *table_to_string(const char *const *table, size_t n, unsigned i) {
 	return i < n ? table[i] : NULL;
 }
@@ -60,6 +65,7 @@ DEFINE_STRING_TABLE(cgf_direction, enum cgf_direction, direction_table, 0)
 DEFINE_STRING_TABLE(cgf_verdict, enum cgf_verdict, verdict_table, 0)
 DEFINE_STRING_TABLE(cgf_protocol, enum cgf_protocol, protocol_table, CGF_PROTO_TCP)
 DEFINE_STRING_TABLE(cgf_mode, enum cgf_mode, mode_table, 0)
+DEFINE_STRING_TABLE(cgf_foreign_below, enum cgf_foreign_below, foreign_below_table, 0)
 
 const char *cgf_anchor_to_string(enum cgf_anchor a) {
 	switch (a) {

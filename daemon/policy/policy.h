@@ -65,6 +65,16 @@ enum cgf_mode {
 	_CGF_MODE_MAX,
 };
 
+/* What a `mode: none` attachment may do to the programs other controllers
+ * (systemd's IPAddressDeny=, another agent) attach below it: the kernel
+ * refuses every attach below a none (EPERM), and systemd then starts the
+ * unit without its firewall. */
+enum cgf_foreign_below {
+	CGF_FOREIGN_BELOW_KEEP,     /* the default: a none that would lock them out is refused (coexist.h) */
+	CGF_FOREIGN_BELOW_LOCK_OUT, /* locking them out is meant (a container host's tenants) */
+	_CGF_FOREIGN_BELOW_MAX,
+};
+
 enum cgf_anchor {
 	CGF_ANCHOR_NONE,
 	CGF_ANCHOR_BEFORE, /* BPF_F_BEFORE */
@@ -82,6 +92,8 @@ int cgf_protocol_from_string(const char *s);              /* never CGF_PROTO_ANY
 const char *cgf_mode_to_string(enum cgf_mode m);
 int cgf_mode_from_string(const char *s);
 const char *cgf_anchor_to_string(enum cgf_anchor a);
+const char *cgf_foreign_below_to_string(enum cgf_foreign_below f);
+int cgf_foreign_below_from_string(const char *s);
 
 struct cgf_port_range {
 	struct cgf_pos pos;
@@ -157,6 +169,8 @@ struct cgf_attachment {
 	struct cgf_pos mode_pos;  /* unset: the default (multi) */
 	bool preorder;
 	struct cgf_pos preorder_pos;
+	enum cgf_foreign_below foreign_below; /* mode none only */
+	struct cgf_pos foreign_below_pos;     /* unset: the default (keep) */
 	struct cgf_tenant *tenants;
 	size_t n_tenants;
 	struct cgf_pos tenants_pos;

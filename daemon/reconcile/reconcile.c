@@ -93,23 +93,53 @@ static int read_and_plan(struct cgf_kernel *k, struct cgf_reconcile *rc) {
 	return 0;
 }
 
+/* The gate (reconcile.h): the policy's nones against what other
+ * controllers attach below them, the kernel as just read. */
+static int hold_to_gate(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_reconcile_gate *gate,
+			struct cgf_reconcile *rc) {
+	struct cgf_coexist c;
+	int r;
+
+	r = cgf_coexist_check(p, gate->units, rc->actual, &c);
+	if (r >= 0 && c.n_refused > 0) {
+		cgf_coexist_report(&c, p, cgf_kernel_features(k), gate->diags);
+		free(rc->error);
+		r = cgf_coexist_summary(&c, p, &rc->error);
+		if (r >= 0) {
+			rc->refused = true;
+			r = -EPERM;
+		}
+	}
+	cgf_coexist_done(&c);
+	return r;
+}
+
+struct run_args {
+	const struct cgf_reach *reach;
+	const struct cgf_reconcile_scope *scope;
+	const struct cgf_reconcile_gate *gate;
+	bool apply;
+};
+
 static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-	       const struct cgf_reach *reach, const struct cgf_reconcile_scope *scope, bool apply,
-	       struct cgf_reconcile *ret);
+	       const struct run_args *args, struct cgf_reconcile *ret);
 
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		      const struct cgf_reach *reach, bool apply, struct cgf_reconcile *ret) {
-	return run(k, p, objects, reach, NULL, apply, ret);
+		      const struct cgf_reach *reach, const struct cgf_reconcile_gate *gate, bool apply,
+		      struct cgf_reconcile *ret) {
+	return run(k, p, objects, &(struct run_args) { .reach = reach, .gate = gate, .apply = apply }, ret);
 }
 
 int cgf_reconcile_run_scope(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
 			    const struct cgf_reconcile_scope *scope, bool apply, struct cgf_reconcile *ret) {
-	return run(k, p, objects, NULL, scope, apply, ret);
+	return run(k, p, objects, &(struct run_args) { .scope = scope, .apply = apply }, ret);
 }
 
 static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-	       const struct cgf_reach *reach, const struct cgf_reconcile_scope *scope, bool apply,
-	       struct cgf_reconcile *ret) {
+	       const struct run_args *args, struct cgf_reconcile *ret) {
+	const struct cgf_reach *reach = args->reach;
+	const struct cgf_reconcile_scope *scope = args->scope;
+	bool apply = args->apply;
 	struct cgf_maps_scope maps_scope = {};
 	struct cgf_reconcile *rc = ret;
 	int r;
@@ -135,6 +165,8 @@ static int run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cg
 	if (r < 0)
 		return errno_message(&rc->error, r, "expanding the policy");
 	r = read_and_plan(k, rc);
+	if (r >= 0 && args->gate)
+		r = hold_to_gate(k, p, args->gate, rc);
 	if (r < 0 || !apply)
 		return r;
 

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 
+#include "coexist.h"
 #include "filter-object.h"
 #include "kernel.h"
 #include "plan.h"
@@ -29,6 +30,20 @@
 #include "reach.h"
 
 #define CGF_RECONCILE_STALE_RETRIES 5
+
+/*
+ * What a policy coming into force is held to (start-up, reload, `cgfilterctl
+ * plan`): its none attachments against what other controllers attach below
+ * them (coexist.h), the kernel as just read and systemd's units, before
+ * anything is applied.  A reconcile without a gate (the policy in force's
+ * own: events, retries, the safety net) is not held to it: that policy
+ * passed when it came into force, and the kernel refuses any attach below
+ * its nones since.
+ */
+struct cgf_reconcile_gate {
+	const struct cgf_unit_firewalls *units; /* NULL: systemd could not be asked */
+	struct cgf_diags *diags;                /* gets an error per refused attachment */
+};
 
 struct cgf_reconcile {
 	struct cgf_cgroup_tree tree;  /* the snapshot */
@@ -44,6 +59,9 @@ struct cgf_reconcile {
 				       * but actions of failed lists */
 	struct cgf_plan *leftover;    /* ... else what it gave */
 	char *error;                  /* what failed, naming the object */
+	bool refused;                 /* the gate refused the policy (-EPERM): nothing was
+				       * applied; error is the one-line verdict, the gate's
+				       * diags have the details */
 };
 
 void cgf_reconcile_done(struct cgf_reconcile *r);
@@ -62,9 +80,12 @@ void cgf_reconcile_done(struct cgf_reconcile *r);
  * (they are what to retry).  A -errno is fatal for the whole reconcile
  * (the tree or the kernel could not be read, a program did not load,
  * out of memory): nothing of the plan ran, or what ran is unknown.
+ * With a gate that refuses the policy: -EPERM with ret->refused, before
+ * anything is applied (with apply false as well: `cgfilterctl plan`).
  */
 int cgf_reconcile_run(struct cgf_kernel *k, const struct cgf_policy *p, const struct cgf_objects *objects,
-		      const struct cgf_reach *reach, bool apply, struct cgf_reconcile *ret);
+		      const struct cgf_reach *reach, const struct cgf_reconcile_gate *gate, bool apply,
+		      struct cgf_reconcile *ret);
 
 /*
  * What one batch of cgroup events can affect: the cgroups that appeared

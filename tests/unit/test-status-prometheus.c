@@ -701,11 +701,46 @@ static void test_exact(struct test_state *t) {
 		    "a small record");
 }
 
+/* The units without their programs: the total, one series per unit and
+ * direction, hostile names as the daemon's file has them. */
+static void test_missing_firewalls(struct test_state *t) {
+	_cleanup_(cgf_status_freep) struct cgf_status *s = cgf_status_new();
+	_cleanup_free_ char *out = NULL;
+	const struct sample *smp;
+	struct exposition e;
+	size_t n;
+
+	REQUIRE(s);
+	REQUIRE(cgf_missing_firewalls_parse("cgfilterd-missing-firewalls 1\n"
+					    "units\t40\n"
+					    "unit\tingress,egress\tweb.service\tsystem.slice/web.service\tIPAddressDeny=\n"
+					    "unit\tegress\tq\"\\x0a.service\tsystem.slice/q\"\\x0a.service\tBPFProgram=egress:\n"
+					    "unit\tegress\tweb.service\tsystem.slice/web.service\tIPAddressDeny=\n",
+					    &s->missing_firewalls) == 0);
+	out = render(s);
+	parse_exposition(out, &e);
+	CHECK(t, !e.error, "invalid: %s\n%s", e.error, out);
+	smp = find_sample(&e, "cgfilterd_units_without_firewall", &n, (char *) NULL);
+	CHECK(t, smp && n == 1 && smp->value == 40, "every unit counted, also those not kept");
+	find_sample(&e, "cgfilterd_unit_firewall_missing", &n, (char *) NULL);
+	CHECK(t, n == 3, "%zu series: web.service twice, the other once, a repeated entry not again", n);
+	smp = find_sample(&e, "cgfilterd_unit_firewall_missing", &n, "unit", "web.service", "direction", "ingress",
+			  (char *) NULL);
+	CHECK(t, smp && n == 1 && smp->value == 1, "web.service ingress");
+	/* The file's names are escaped already: shown as they are, quotes
+	 * and backslashes as the format writes them. */
+	smp = find_sample(&e, "cgfilterd_unit_firewall_missing", &n, "unit", "q\"\\x0a.service", (char *) NULL);
+	CHECK(t, smp && n == 1 && streq_ptr(label_of(smp, "direction"), "egress") && !label_of(smp, "unit_escaped"),
+	      "a name as the daemon's file has it: %s", out);
+	exposition_done(&e);
+}
+
 int main(void) {
 	struct test_state t = {};
 
 	test_parser(&t);
 	test_hostile(&t);
+	test_missing_firewalls(&t);
 	test_sums(&t);
 	test_exact(&t);
 	return test_finish(&t, "test-status-prometheus");

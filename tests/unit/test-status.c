@@ -11,6 +11,7 @@
 #include "json.h"
 #include "state.h"
 #include "status.h"
+#include "unit-firewalls.h"
 #include "tests.h"
 
 static char *render_table(const struct cgf_status *s) {
@@ -183,7 +184,7 @@ static void test_json(struct test_state *t) {
 		    "\"attached_at\":\"web.slice\",\"attach_flags\":[\"multi\"],\"attach_flags_raw\":2,\"preorder\":false,\"enforce\":false,\"counters\":{\"pass_packets\":1234567,\"pass_bytes\":1536,\"drop_packets\":18446744073709551615,\"drop_bytes\":18446744073709551615,\"would_drop_packets\":7,\"would_drop_bytes\":448}}],\"notes\":[\"foreign program 42 runs before ours: preorder\"]},"
 		    "{\"cgroup\":\"web.slice/c\xc3\xa9" "1\",\"direction\":\"ingress\",\"mode\":\"none\",\"revision\":null,\"attached\":["
 		    "{\"id\":99,\"link_id\":null,\"name\":\"\",\"owner\":\"foreign\",\"filter\":null,\"identity\":null,"
-		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"enforce\":null,\"counters\":null}],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
+		    "\"attached_at\":\"web.slice/c\xc3\xa9" "1\",\"attach_flags\":[],\"attach_flags_raw\":0,\"preorder\":false,\"enforce\":null,\"counters\":null}],\"effective\":[],\"notes\":[]}],\"daemon\":null,\"missing_firewalls\":null}\n",
 		    "the JSON");
 }
 
@@ -199,7 +200,7 @@ static void test_empty(struct test_state *t) {
 	CHECK_STREQ(t, json,
 		    "{\"kernel\":{\"release\":null,\"preorder\":null,\"ordering\":null,\"revision\":null},"
 		    "\"lists\":[{\"cgroup\":\"a\",\"direction\":\"egress\",\"mode\":\"none\",\"revision\":null,"
-		    "\"attached\":[],\"effective\":[],\"notes\":[]}],\"daemon\":null}\n",
+		    "\"attached\":[],\"effective\":[],\"notes\":[]}],\"daemon\":null,\"missing_firewalls\":null}\n",
 		    "an empty JSON");
 
 	/* Known features, unknown release; then both replaced. */
@@ -215,6 +216,32 @@ static void test_empty(struct test_state *t) {
 		    "patched kernel");
 }
 
+/* The units the daemon found without their programs, after the lists. */
+static void test_missing_firewalls(struct test_state *t) {
+	_cleanup_(cgf_status_freep) struct cgf_status *s = cgf_status_new();
+	_cleanup_free_ char *table = NULL, *json = NULL;
+
+	REQUIRE(s);
+	s->missing_firewalls = calloc(1, sizeof(*s->missing_firewalls));
+	REQUIRE(s->missing_firewalls);
+	REQUIRE(cgf_missing_firewalls_add(s->missing_firewalls, "web\x1b.service", "system.slice/web\x1b.service",
+					  CGF_DIRECTIONS_BOTH, "IPAddressDeny=") == 0);
+	table = render_table(s);
+	CHECK_STREQ(t, table,
+		    "kernel: features unknown\n\nno programs attached\n"
+		    "\nunits without their firewall: 1 (systemd's attach refused below a none of ours)\n"
+		    "  UNIT             CGROUP                        MISSING             SETTINGS\n"
+		    "  web\\x1b.service  system.slice/web\\x1b.service  ingress and egress  IPAddressDeny=\n",
+		    "the table ends with them, escaped");
+	json = render_json(s, 0);
+	CHECK_STREQ(t, json,
+		    "{\"kernel\":{\"release\":null,\"preorder\":null,\"ordering\":null,\"revision\":null},"
+		    "\"lists\":[],\"daemon\":null,\"missing_firewalls\":{\"count\":1,\"units\":[{\"unit\":"
+		    "\"web\\u001b.service\",\"cgroup\":\"system.slice/web\\u001b.service\",\"directions\":"
+		    "[\"ingress\",\"egress\"],\"settings\":\"IPAddressDeny=\"}]}}\n",
+		    "the JSON has them");
+}
+
 int main(void) {
 	struct test_state t = {};
 
@@ -222,5 +249,6 @@ int main(void) {
 	test_table(&t);
 	test_json(&t);
 	test_empty(&t);
+	test_missing_firewalls(&t);
 	return test_finish(&t, "test-status");
 }
