@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "tab-record.h"
 #include "list-failures.h"
 #include "missing-firewalls.h"
 #include "unit-firewalls.h"
@@ -87,16 +88,6 @@ static const char *directions_word(unsigned d) {
 	return d == CGF_DIRECTIONS_BOTH ? "ingress,egress" : d == CGF_DIRECTION_BIT(CGF_INGRESS) ? "ingress" : "egress";
 }
 
-/* A text field: cut, then escaped, so that it holds no tab nor newline. */
-static int put_text(FILE *f, const char *s) {
-	_cleanup_free_ char *cut = cgf_truncate_utf8(s, CGF_MISSING_FIREWALLS_TEXT_MAX), *shown = NULL;
-
-	if (!cut || !(shown = cgf_escape(cut)))
-		return -ENOMEM;
-	fputs(shown, f);
-	return 0;
-}
-
 int cgf_missing_firewalls_format(const struct cgf_missing_firewalls *m, char **ret) {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -109,13 +100,13 @@ int cgf_missing_firewalls_format(const struct cgf_missing_firewalls *m, char **r
 	fprintf(f, MAGIC "\nunits\t%zu\n", m->n);
 	for (size_t i = 0; r >= 0 && i < m->n && i < CGF_MISSING_FIREWALLS_KEPT; i++) {
 		fprintf(f, "unit\t%s\t", directions_word(m->items[i].directions));
-		r = put_text(f, m->items[i].unit);
+		r = cgf_tab_put_text(f, m->items[i].unit, CGF_MISSING_FIREWALLS_TEXT_MAX);
 		fputc('\t', f);
 		if (r >= 0)
-			r = put_text(f, m->items[i].cgroup);
+			r = cgf_tab_put_text(f, m->items[i].cgroup, CGF_MISSING_FIREWALLS_TEXT_MAX);
 		fputc('\t', f);
 		if (r >= 0)
-			r = put_text(f, m->items[i].settings);
+			r = cgf_tab_put_text(f, m->items[i].settings, CGF_MISSING_FIREWALLS_TEXT_MAX);
 		fputc('\n', f);
 	}
 	if (r < 0)
@@ -124,22 +115,6 @@ int cgf_missing_firewalls_format(const struct cgf_missing_firewalls *m, char **r
 		return -ENOMEM;
 	fclose(TAKE_PTR(f));
 	*ret = TAKE_PTR(text);
-	return 0;
-}
-
-/* Splits line at tabs, in place: exactly n fields, else -EBADMSG. */
-static int fields(char *line, char **ret, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		char *tab = strchr(line, '\t');
-
-		ret[i] = line;
-		if (i + 1 == n)
-			return tab ? -EBADMSG : 0;
-		if (!tab)
-			return -EBADMSG;
-		*tab = '\0';
-		line = tab + 1;
-	}
 	return 0;
 }
 
@@ -179,7 +154,7 @@ static int parse_line(struct cgf_missing_firewalls *m, char *line, bool *seen_to
 		return parse_total(line + 6, &m->n_total);
 	}
 	if (strncmp(line, "unit\t", 5) != 0 || !*seen_total || m->n >= CGF_MISSING_FIREWALLS_KEPT ||
-	    fields(line + 5, f, 4) < 0 || parse_directions(f[0], &d) < 0)
+	    cgf_tab_fields(line + 5, f, 4) < 0 || parse_directions(f[0], &d) < 0)
 		return -EBADMSG;
 	r = cgf_missing_firewalls_add(m, f[1], f[2], d, f[3]);
 	m->n_total--; /* the file's count is the total */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "tab-record.h"
 #include "pending.h"
 #include "util.h"
 
@@ -26,16 +27,6 @@ struct cgf_pending *cgf_pending_free(struct cgf_pending *p) {
 	return NULL;
 }
 
-/* A text field: cut, then escaped, so that it holds no tab nor newline. */
-static int put_text(FILE *f, const char *s) {
-	_cleanup_free_ char *cut = cgf_truncate_utf8(s ?: "", CGF_PENDING_TEXT_MAX), *shown = NULL;
-
-	if (!cut || !(shown = cgf_escape(cut)))
-		return -ENOMEM;
-	fputs(shown, f);
-	return 0;
-}
-
 int cgf_pending_format(const struct cgf_list_failures *failures, const struct cgf_cgroup_tree *tree, char **ret) {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -50,16 +41,16 @@ int cgf_pending_format(const struct cgf_list_failures *failures, const struct cg
 		const struct cgf_list_failure *l = &failures->items[i];
 
 		fprintf(f, "list\t%s\t%u\t%d\t", cgf_direction_to_string(l->direction), l->attempts, -l->error);
-		r = put_text(f, l->cgroup);
+		r = cgf_tab_put_text(f, l->cgroup, CGF_PENDING_TEXT_MAX);
 		fputc('\t', f);
 		if (r >= 0)
-			r = put_text(f, l->message);
+			r = cgf_tab_put_text(f, l->message, CGF_PENDING_TEXT_MAX);
 		fputc('\n', f);
 	}
 	fprintf(f, "unreachable\t%zu\n", n_skipped);
 	for (size_t i = 0; r >= 0 && i < n_skipped && i < CGF_CGROUP_TREE_SKIPPED_KEPT; i++) {
 		fprintf(f, "cgroup\t%d\t", -tree->skipped[i].error);
-		r = put_text(f, tree->skipped[i].path);
+		r = cgf_tab_put_text(f, tree->skipped[i].path, CGF_PENDING_TEXT_MAX);
 		fputc('\n', f);
 	}
 	if (r < 0)
@@ -68,22 +59,6 @@ int cgf_pending_format(const struct cgf_list_failures *failures, const struct cg
 		return -ENOMEM;
 	fclose(TAKE_PTR(f));
 	*ret = TAKE_PTR(text);
-	return 0;
-}
-
-/* Splits line at tabs, in place: exactly n fields, else -EBADMSG. */
-static int fields(char *line, char **ret, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		char *tab = strchr(line, '\t');
-
-		ret[i] = line;
-		if (i + 1 == n)
-			return tab ? -EBADMSG : 0;
-		if (!tab)
-			return -EBADMSG;
-		*tab = '\0';
-		line = tab + 1;
-	}
 	return 0;
 }
 
@@ -135,7 +110,7 @@ int cgf_pending_parse(const char *text, struct cgf_pending **ret) {
 			unsigned long attempts, error;
 			int d;
 
-			if (fields(line + 5, f, 5) < 0 || (d = cgf_direction_from_string(f[0])) < 0 ||
+			if (cgf_tab_fields(line + 5, f, 5) < 0 || (d = cgf_direction_from_string(f[0])) < 0 ||
 			    number(f[1], UINT_MAX, &attempts) < 0 || number(f[2], 4095, &error) < 0 ||
 			    p->n_lists >= CGF_PENDING_LISTS_KEPT)
 				return -EBADMSG;
@@ -160,7 +135,7 @@ int cgf_pending_parse(const char *text, struct cgf_pending **ret) {
 		} else if (strncmp(line, "cgroup\t", 7) == 0 && section == 2) {
 			struct cgf_pending_cgroup *c;
 
-			if (fields(line + 7, f, 2) < 0 || number(f[0], 4095, &v) < 0 ||
+			if (cgf_tab_fields(line + 7, f, 2) < 0 || number(f[0], 4095, &v) < 0 ||
 			    p->n_unreachable >= CGF_CGROUP_TREE_SKIPPED_KEPT)
 				return -EBADMSG;
 			c = array_append((void **) &p->unreachable, p->n_unreachable, sizeof(*p->unreachable));
